@@ -424,8 +424,9 @@ def _flow(state: FightState, history: History | None, unseen: frozenset[str]) ->
                       note=_noted("others: any of the combatants, together", more))
 
 
-#: ``apply_condition``'s optional arguments of who applied it and how long it lasts (C40), none of them listed in
-#: the choices (any combatant may be named; the rules check it when given).
+#: ``apply_condition``'s optional arguments of who applied it and how long it lasts (C40), not listed in the
+#: choices but for ``by`` of a condition a save ends (:func:`_applied`): any combatant may be named; the rules check
+#: it when given.
 _CONDITION_FREE = (
     Argument(name="by", takes="who applied it, a combatant's id (left out: no one): needed for a condition a save "
                               "ends, whose die opposes the save, and then another than the afflicted (C15, C40); "
@@ -438,14 +439,31 @@ _CONDITION_FREE = (
 )
 
 
+def _applied(state: FightState, conditions: list[str], unseen: frozenset[str]) -> Iterator[ApplyConditionCommand]:
+    """Each condition on each combatant; a condition a save ends needs ``by``, another than the afflicted (C15,
+    C40): listed once with each other combatant :func:`listed_others` lists (it was left out, found by a tester)."""
+    assert state.ruleset is not None
+    for who in state.combatants:
+        others = None
+        for condition in conditions:
+            if state.ruleset.conditions[condition].save_ends is None:
+                yield ApplyConditionCommand(who=who, condition=condition)
+                continue
+            others = others if others is not None else listed_others(state, who, unseen)[0]
+            yield from (ApplyConditionCommand(who=who, condition=condition, by=by) for by in others)
+
+
 def _gm(state: FightState, history: History | None, unseen: frozenset[str]) -> Iterator[Offer]:
     assert state.ruleset is not None
     conditions = sorted(state.ruleset.conditions)  # a live ruleset keeps its file order, a stored one is sorted
-    applied = [ApplyConditionCommand(who=w, condition=c) for w in state.combatants for c in conditions]
+    applied = [*_applied(state, conditions, unseen)]
+    saved = [c for c in conditions if state.ruleset.conditions[c].save_ends is not None]
     yield from _named(state, history, "apply_condition", None, "C28", "free", applied,
                       (Argument(name="stacks", takes="how many stacks: 1 or more"),
                        Argument(name="reason", takes="free text"),
-                       *_CONDITION_FREE))
+                       *_CONDITION_FREE),
+                      note=f"{', '.join(saved)}: a save ends it (C40), listed with each `by` it may take" if saved
+                      else "")
     cleared = [ClearConditionCommand(who=w, condition=c) for w, f in state.combatants.items() for c in f.conditions]
     yield from _named(state, history, "clear_condition", None, "C28", "free", cleared,
                       (Argument(name="reason", takes="free text"),))

@@ -64,6 +64,7 @@ from omen_core.events import (
     ActiveDefenseWindowOpened,
     AttackDeclared,
     CommandIssued,
+    ConditionApplied,
     DiceRolled,
     Event,
     HitDetermined,
@@ -869,6 +870,29 @@ class TestFreeArguments:
         fight.execute(ApplyConditionCommand(**choice.args, by="vesh", until="end_of_next_turn", of="vesh"))
         assert [(u.who, u.condition, u.moment, u.of) for u in fight.state.until] == [
             ("kael", "Prone", "end_of_next_turn", "vesh")]
+
+    def test_a_condition_a_save_ends_is_offered_with_each_by_it_takes(self) -> None:
+        """C15, C40: a condition a save ends needs ``by`` (whose die opposes the save), another than the afflicted:
+        apply_condition offers Poisoned on Vesh by Kael and on Kael by Vesh (it offered no Poisoned at all, which
+        was accepted: found by a tester), says so in its note, offers none by the afflicted itself, and each
+        choice offered is accepted; a condition no save ends is offered without ``by``."""
+        from omen_core.content import load_ruleset
+        from tests.decide.test_conditions import RULESET_FILE, kael, vesh
+
+        fight = Fight.start(MemoryStore(), "c40", dice=ManualDice(), clock=lambda: 0,
+                            ruleset=load_ruleset(RULESET_FILE))
+        fight.join(kael())
+        fight.join(vesh())
+        offer = next(o for o in fight.options().offers if o.command == "apply_condition")
+        poisoned = [c.args for c in offer.choices if c.args["condition"] == "Poisoned"]
+        assert poisoned == [{"who": "kael", "condition": "Poisoned", "by": "vesh"},
+                            {"who": "vesh", "condition": "Poisoned", "by": "kael"}]
+        assert {"who": "kael", "condition": "Prone"} in [c.args for c in offer.choices]
+        assert "Poisoned: a save ends it (C40), listed with each `by` it may take" in offer.note
+        for args in poisoned:
+            fight.execute(ApplyConditionCommand(**args))
+        assert [(e.who, e.condition, e.by) for e in payloads(fight) if isinstance(e, ConditionApplied)] == [
+            ("kael", "Poisoned", "vesh"), ("vesh", "Poisoned", "kael")]
 
     def test_undo_to_seq_says_what_it_takes_as_a_whole_phrase(self) -> None:
         """``undo``'s ``to_seq`` says what it takes in a phrase of its own (it began "or the first event of ...")."""
