@@ -457,6 +457,25 @@ def test_lucky_strikes_rerolls_a_primary_1_at_once() -> None:
     assert_replays(fight)
 
 
+def test_two_primary_dice_may_each_be_rerolled_and_are_offered_so() -> None:
+    """C39, C29: with a second primary die (an added die, C6) and Lucky Strikes, both dice showing 1 are each
+    rolled again: the attack's offer lists two possible rerolls, not one (found by a tester: it listed one, and
+    faces for one were refused as too few), and the faces of both are accepted: 1, 1, then FCS 1, rerolls 3 and 3,
+    hit 3 + 3 + 1 + 0 = 7 against the orc's base defense 2."""
+    twice = decode_content('name = "Twin Strike"\nid = "twin"\nuse = "passive"\n'
+                           'effects = [{ kind = "dice", pool = "primary" }]\n', Ability, fmt="toml")
+    fight = new_fight(having(sheet("ana"), "lucky_strikes", twice), sheet("orc", side="raiders"))
+    offer = next(o for o in fight.options().offers if o.command == "declare_attack" and o.actor == "ana")
+    choice = next(c for c in offer.choices if c.args.get("unarmed"))
+    assert [(r.roller, r.purpose) for r in choice.may_roll].count(("ana", "reroll")) == 2
+    fight.attack("ana", "orc", unarmed=True, dice=[1, 1, 1, 3, 3, 2])
+    rolls = [r.event for r in fight.events if isinstance(r.event, DiceRolled)]
+    assert [(r.purpose, r.die, [d.face for d in r.dice]) for r in rolls] == [
+        ("hit", None, [1, 1, 1]), ("reroll", 0, [3]), ("reroll", 1, [3]), ("base_defense", None, [2])]
+    window = fight.waiting_for
+    assert isinstance(window, ActiveDefenseWindowOpened) and (window.attack_total, window.base_defense) == (7, 2)
+
+
 def test_lucky_strikes_leaves_other_faces_alone() -> None:
     """C39: only the faces it names: a primary 2 is kept (no reroll roll at all)."""
     fight = new_fight(having(sheet("ana"), "lucky_strikes"), sheet("orc", side="raiders"), faces=[2, 1, 6])

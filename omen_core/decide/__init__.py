@@ -442,16 +442,20 @@ def _common_prefix(runs: Sequence[Sequence[RollRequest]]) -> int:
 def _merged(runs: Iterable[Sequence[RollRequest]]) -> list[RollRequest]:
     """The rolls of several runs, each once, in an order that keeps each run's own (C29: the order the engine rolls
     them): a roll a later run adds goes right after the roll that comes before it in that run. Three allies tied for
-    initiative roll off in the order they joined (ash, cara, bo) whichever two of them a run found tied first."""
+    initiative roll off in the order they joined (ash, cara, bo) whichever two of them a run found tied first. A
+    roll a run makes twice is listed twice (two primary dice showing 1, each rerolled by Lucky Strikes: C39)."""
     found: list[RollRequest] = []
     for run in runs:
         at = 0  # where the next new roll of this run goes: after the last of its rolls already found
-        for request in run:
-            same = next((i for i, other in enumerate(found) if _same_roll(request, other)), None)
+        used = [False] * len(found)  # a roll found stands for one roll of this run: a run rolling one twice (two
+        for request in run:          # primary 1s each rerolled, C39) needs it found twice
+            same = next((i for i, other in enumerate(found) if not used[i] and _same_roll(request, other)), None)
             if same is None:
                 found.insert(at, request)
+                used.insert(at, True)
                 at += 1
             else:
+                used[same] = True
                 at = max(at, same + 1)
     return found
 
