@@ -757,11 +757,13 @@ def _gear_of(state: FightState) -> dict[tuple[str, str], str]:
 
 
 def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
-    """The abilities of a player's own combatants, written out or shipped (C37), with their uses left (C41); none
-    for the GM (its page has every combatant's commands) nor for a combatant the seat does not own."""
+    """The abilities of a player's own combatants, written out or shipped (C37), with their uses left (C41); the
+    GM's page lists every combatant's (it listed none: a GM could not see that a once-a-fight ability was spent, or
+    that a foe had a reaction, until its decision came up: found by a tester); none of a combatant a player's seat
+    does not own."""
     found = []
     for who, combatant in state.combatants.items():
-        if sight.gm or not sight.owns(who):
+        if not (sight.gm or sight.owns(who)):
             continue
         sheet = combatant.sheet
         for a in _abilities_of(state, who):

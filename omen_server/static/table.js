@@ -543,7 +543,8 @@
       if (from === null) return line ? line.dataset.default : "";
       const cards = $$(".log .entry:not(.struck)").filter((entry) => Number(entry.dataset.seq) >= from
         && !["undo", "redo"].includes(entry.dataset.kind)).reverse(); // the log is newest first: oldest first here
-      return cards.length ? cards.map((entry) => `#${entry.dataset.seq} ${entry.dataset.said}`).join("; ") : `everything from #${from} on`;
+      return cards.length ? cards.map((entry) => `#${entry.dataset.seq} ${entry.dataset.said}`).join("; ")
+        : `nothing: no card from #${from} on`;
     }
 
     function armUndo(form) {
@@ -663,6 +664,15 @@
       }
     }
 
+    async function copyHead(button) {
+      try {
+        await navigator.clipboard.writeText(button.dataset.text);
+        say(`The head ${button.dataset.text} is copied.`, false);
+      } catch (_) {
+        say(`Copy this head: ${button.dataset.text}`, false);
+      }
+    }
+
     async function withdraw() {
       const answer = await fetch(`/fights/${encodeURIComponent(fight)}/staged`, { method: "DELETE", headers: auth });
       say(answer.ok ? "The staged command is withdrawn." : await problemText(answer), !answer.ok);
@@ -721,20 +731,28 @@
         event.target.focus(); // the radio clicked keeps the focus (and its ring), not the label or the page
       }
     });
+    // Typing in the undo form says at once what it would undo now (the standing line said the last command
+    // whatever seq was typed: found by a tester), and disarms a first press.
     shell.addEventListener("input", (event) => {
       const form = event.target.form;
-      if (form && form.dataset.armed) {
+      if (!form) return;
+      if (form.dataset.armed) {
         delete form.dataset.armed;
         const button = $("button[data-confirm-undo]", form);
         if (button) button.textContent = "Undo";
-        const line = $(".undo-preview", form);
-        if (line) line.textContent = `Undoes ${undoPreview(form)}`;
+      }
+      const line = $(".undo-preview", form);
+      if (line) {
+        const said = undoPreview(form);
+        line.textContent = said ? `Undoes ${said}` : "Nothing to undo yet.";
       }
     });
     shell.addEventListener("click", (event) => {
-      const action = event.target.closest("button.seat-action, button.show-qr, button.copy-link, button.save-log");
+      const action = event.target.closest("button.seat-action, button.show-qr, button.copy-link, button.save-log, "
+        + "button.copy-head");
       if (action) {
         if (action.classList.contains("save-log")) saveLog(action);
+        else if (action.classList.contains("copy-head")) copyHead(action);
         else if (action.classList.contains("seat-action")) seatAction(action);
         else if (action.classList.contains("show-qr")) showQr(action);
         else copyLink(action);

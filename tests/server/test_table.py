@@ -257,6 +257,22 @@ def test_the_dice_to_type_are_labelled_with_the_rollers_names(table: Any) -> Non
     assert "<label>kael's hit " not in text
 
 
+def test_every_seat_reads_its_whole_head_to_keep(table: Any) -> None:
+    """docs/server.md "keep the last head you saw": the GM's page and a player's show the seat's whole head (seq and
+    hash, as GET /state gives it), with a Copy button holding it (the page showed 12 hex digits to the GM and
+    nothing on a phone, and omen verify --head wants the whole hash: found by a tester)."""
+    table.create()
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    table.command({"command": "roll_initiative", "dice": [6, 1]})
+    for token in (table.gm, alice):
+        head = table.client.get("/fights/duel/state", headers=table.auth(token)).json()["head"]
+        whole = f"{head['seq']}:{head['hash']}"
+        text = fragment(table, token)
+        assert f'<code id="head-full">{whole}</code>' in text
+        assert f'class="small copy-head" data-text="{whole}"' in text
+
+
 def test_a_condition_lasting_until_a_named_turn_says_until_when(table: Any) -> None:
     """C40: Vesh, Prone until the end of Kael's next turn (the GM's apply_condition with until and of), shows it
     on every seat's strip: "until the end of Kael Arden's next turn"."""
@@ -410,8 +426,8 @@ def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
 
 def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> None:
     """C37, C41: Alice, who plays Kael (Healing Word and Second Wind), reads both on her page: how each is used,
-    its summary and Second Wind's 1 use left this fight; the GM's page and Bob's (Vesh's player) list none of
-    Kael's."""
+    its summary and Second Wind's 1 use left this fight; Bob's page (Vesh's player) lists none of Kael's; the GM's
+    lists every combatant's, each with whose it is (it listed none: found by a tester)."""
     kael = {**sheet("kael"), "abilities": ["healing_word", "second_wind"]}
     table.create(combatants=[kael, sheet("vesh")])
     seats = {name: table.client.post("/fights/duel/seats", headers=table.auth(), json={
@@ -422,7 +438,12 @@ def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> Non
     assert "<strong>Healing Word</strong>" in listed and "a Bonus Action, on your turn" in listed
     assert "an ally (or oneself) regains 1d6 + 1 HP." in listed
     assert re.search(r'<strong>Second Wind</strong> <span class="badge">1 left this fight</span>', listed)
-    assert 'id="abilities-h"' not in fragment(table, table.gm) and "Healing Word" not in fragment(table, seats["Bob"])
+    assert "Healing Word" not in fragment(table, seats["Bob"])
+    gm = fragment(table, table.gm)
+    listed = gm[gm.index('id="abilities-h"'):gm.index("</section>", gm.index('id="abilities-h"'))]
+    assert ">Abilities</h2>" in listed
+    assert re.search(r'<strong>Second Wind</strong> <span class="muted">\(Kael Arden\)</span> <span class="badge">1 '
+                     r'left this fight</span>', listed)
 
 
 def test_an_ability_on_oneself_is_labelled_where_it_may_go_on_another(table: Any) -> None:
@@ -623,7 +644,7 @@ def test_a_players_answer_to_a_hidden_attacker_reads_in_words_and_tells_nothing_
     Defense" (it read "Answer active defense: Kael Arden", the command's name), Bob's (who plays Vesh and sees
     Alice's answer by its name alone) "Kael Arden answers an Active Defense window"; and neither page's top card
     nor log tells one hidden attacker from another (Grall Mire, another id, name and weapon, the same blow): the
-    same bytes in both worlds."""
+    same bytes in both worlds (but for the head, whose hash is salted afresh in each fight)."""
     pages = {}
     for who in ("skarn", attacker):
         made = Table()
@@ -641,7 +662,7 @@ def test_a_players_answer_to_a_hidden_attacker_reads_in_words_and_tells_nothing_
             for name, token in (("Alice", alice), ("Bob", bob)):
                 text = fragment(made, token)
                 start = text.index('<section class="top-card"')
-                log = text[text.index('<section class="log"'):]
+                log = text[text.index('<section class="log"'):text.index('<section class="proof"')]  # not the head:
                 pages[who, name] = text[start:text.index("</section>", start)] + log
     alice_top, bob_top = (re.search(r'<span class="headline">([^<]*)</span>', pages["skarn", n])
                           for n in ("Alice", "Bob"))

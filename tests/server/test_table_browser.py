@@ -407,10 +407,15 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                 assert player.title() == "Round 1: Vesh the Cinder-Hand's turn · The ford · omen"
                 assert player.locator("#turn-commands").count() == 0
 
-                # Undo back to a seq typed: the first press lists every card it would strike; editing disarms it.
+                # Undo back to a seq typed: the line says at once what it would undo (it kept saying the last
+                # command: found by a tester); the first press lists every card it would strike; editing disarms it.
                 undo = gm.locator("form[data-command=undo]")
                 seq = gm.locator(".log .entry[data-kind=roll_initiative]").get_attribute("data-seq")
+                undo.locator("input[data-path=to_seq]").fill("9999")
+                expect(undo.locator(".undo-preview")).to_have_text(
+                    "Undoes nothing: no card from #9999 on")
                 undo.locator("input[data-path=to_seq]").fill(str(seq))
+                expect(undo.locator(".undo-preview")).to_contain_text(f"Undoes #{seq} Initiative; #")
                 undo.locator("input[data-path=reason]").fill("again")
                 undo.locator("button[type=submit]").click()
                 preview = undo.locator(".undo-preview")
