@@ -372,7 +372,8 @@ def test_the_focus_follows_the_reader_after_each_action(server: Server, browser:
     undo.locator("button[type=submit]").focus()
     page.keyboard.press("Enter")  # the first press asks for a confirmation, said to a screen reader too
     page.wait_for_function("() => document.querySelector('#announce').textContent.includes('Press again')")
-    assert page.locator("#announce").inner_text() == "This undoes nothing: no card from #9999 on. Press again to confirm."
+    assert page.locator("#announce").inner_text() == ("This undoes nothing: no card from #9999 on. Press again to "
+                                                      "confirm.")
     before = page.evaluate("scrollY")
     head = head_now(page)
     page.keyboard.press("Enter")
