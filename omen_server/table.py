@@ -75,7 +75,7 @@ COMMAND_TITLES: dict[str, str] = {
 
 #: The free arguments the forms take, by name: the input's type, its label, and the JSON path it fills.
 FREE_INPUTS: dict[str, tuple[str, str, str]] = {
-    "situational": ("checkbox", "claim the high ground (C26)", "situational.high_ground"),
+    "situational": ("checkbox", "claim the high ground (C27)", "situational.high_ground"),
     "difficulty": ("number", "difficulty", "difficulty"),
     "reason": ("text", "reason (the table sees it)", "reason"),
     "note": ("text", "note (the GM's)", "note"),

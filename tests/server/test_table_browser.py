@@ -348,7 +348,8 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
     its title; clicking a dice radio keeps the focus on it and E still ends the turn; a typed die left blank is
     refused in the page, naming the die, with nothing sent; the other page announces what changed (#announce) and
     retitles itself; an undo back to a seq typed lists the cards it would strike before it is confirmed; once the
-    fight ends no chip has the turn."""
+    fight ends no chip has the turn. Kael holds Healing Word and Second Wind, whose forms come between the attack
+    and End turn: on the phone End turn stays at the foot of the screen (it was below it: found by a tester)."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -356,9 +357,10 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
     origin = f"http://127.0.0.1:{server.port}"
     watch = Watch(origin)
     sheets = bundled_sheets()
+    kael = {**sheets["kael"], "abilities": ["healing_word", "second_wind"]}
     try:
         status, made = server.call("POST", "/fights", {"id": "ford", "title": "The ford", "dice": "seeded",
-                                                       "combatants": [sheets["kael"], sheets["vesh"]]})
+                                                       "combatants": [kael, sheets["vesh"]]})
         assert status == 201, made
         gm_token = made["gm_token"]
         status, seat = server.call("POST", "/fights/ford/seats", {"kind": "player", "name": "Alice",
