@@ -370,7 +370,7 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
 
 _TITLES = {"roll_initiative": "Initiative", "end_turn": "End of turn", "apply_condition": "A condition",
            "clear_condition": "A condition ends", "undo": "Undo", "redo": "Redo", "reveal_seed": "The seed",
-           "end_fight": "The end", "static_check": "A check", "contest": "A contest", "draw": "Draw",
+           "end_fight": "The GM ends the fight", "static_check": "A check", "contest": "A contest", "draw": "Draw",
            "disengage": "Disengage", "engage": "Positions", "leave_fight": "Leaving", "begin_ambush": "Ambush",
            "agree_initiative": "Initiative", "roll_off": "Roll-off", "start_fight": "The fight",
            "join": "A combatant joins"}

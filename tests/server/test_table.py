@@ -704,6 +704,17 @@ def test_an_ability_answered_against_a_hidden_attacker_is_said_by_its_name(table
     assert '<span class="headline">Vesh the Cinder-Hand uses Riposte</span>' in top and "Skarn" not in text
 
 
+def test_a_decisions_costs_per_answer_are_said_in_brackets(table: Any) -> None:
+    """C38, C41: Riposte's decision costs a Bonus Action to use and nothing to pass: the GM's decision box says
+    "decides (use: 1 Bonus Action, pass: free)", not "it costs use: 1 Bonus Action, pass: free" (found by a
+    tester)."""
+    _riposte_open(table, "kael", hidden=False)
+    text = fragment(table, table.gm)
+    who = text[text.index('<p class="who">'):]
+    who = re.sub(r"<[^>]+>", "", who[:who.index("</p>")])
+    assert "decides (use: 1 Bonus Action, pass: free)." in who, who
+
+
 def test_a_block_names_the_shield_it_is_made_with(table: Any) -> None:
     """C9: Vesh's knife attack on Kael (8 + 6 + 2 against a base defense of 1 + 1 + 2): Kael's Block choice names
     his shield by its sheet's name, "Block with Warden's kite shield", not "the shield"."""
@@ -1424,13 +1435,16 @@ class TestForScreenReaders:
     def test_the_end_is_announced_as_the_fight_bar_says_it_once(self, table: Any) -> None:
         """The raiders yield: every seat's page announces "The fight is over: the raiders yielded", the fight bar's
         words, and nothing more ("THE END: The end. The fight is over" said neither how nor once); the seed
-        revealed after, the announcement is the same (the page says it only when it changes)."""
+        revealed after, the announcement is the same (the page says it only when it changes). The card's headline
+        is "The GM ends the fight" (it read "THE END The end")."""
         table.create()
         alice = _seat(table, "Alice", "kael")
         assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
         assert table.command({"command": "end_fight", "reason": "yielded", "side": "raiders"}).status_code == 201
         for token in (table.gm, alice):
-            assert _announce(fragment(table, token)) == "The fight is over: the raiders yielded"
+            text = fragment(table, token)
+            assert _announce(text) == "The fight is over: the raiders yielded"
+            assert re.search(r'THE END</span> <span class="headline">The GM ends the fight</span>', text)
         assert table.command({"command": "reveal_seed"}).status_code == 201
         assert _announce(fragment(table, alice)) == "The fight is over: the raiders yielded"
 
