@@ -596,13 +596,21 @@
       return post(form, "commands", body);
     }
 
+    // The roll box checks its faces itself (novalidate: the browser's own bubble said the range while this box's
+    // line still said the last check's "is blank": found by a tester), each in order, and says which die and why.
     async function giveDice(form) {
-      const empty = $$("input.face", form).findIndex((input) => input.value.trim() === "");
-      if (empty >= 0) {
-        const input = $$("input.face", form)[empty];
-        input.focus();
-        sayAt(form, `Die ${empty + 1} (${(input.closest("label") || input).textContent.trim().replace(/\s+/g, " ")}) is blank: type the face you rolled.`);
-        return;
+      const said = (input) => (input.closest("label") || input).textContent.trim().replace(/\s+/g, " ");
+      for (const [i, input] of $$("input.face", form).entries()) {
+        const sides = Number(input.dataset.sides);
+        const value = input.value.trim();
+        const wrong = value === "" ? "is blank: type the face you rolled."
+          : Number.isInteger(Number(value)) && Number(value) >= 1 && Number(value) <= sides ? ""
+          : `is ${value}: a d${sides} shows a whole number from 1 to ${sides}.`;
+        if (wrong) {
+          input.focus();
+          sayAt(form, `Die ${i + 1} (${said(input)}) ${wrong}`);
+          return;
+        }
       }
       return post(form, "staged", { id: form.dataset.staged, dice: facesOf(form) });
     }

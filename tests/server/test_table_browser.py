@@ -476,6 +476,16 @@ def test_physical_dice_say_whose_they_are_until_the_last_and_a_condition_is_chos
                 expect(gm.locator("p.sent[data-command=roll_initiative]")).to_contain_text(
                     "Roll initiative: sent. It waits for Bob's dice")
                 assert gm.locator("form[data-command=roll_initiative]").count() == 0
+                # The roll box says which die is wrong and why, each time (a face out of range kept the last
+                # check's "is blank": found by a tester); nothing is sent.
+                error = bob.locator("#give-dice .form-error")
+                bob.press("#staged-f1", "Enter")
+                expect(error).to_contain_text("Die 1 (")
+                expect(error).to_contain_text(") is blank: type the face you rolled.")
+                sides = bob.locator("#staged-f1").get_attribute("data-sides")
+                bob.fill("#staged-f1", "99")
+                bob.press("#staged-f1", "Enter")
+                expect(error).to_contain_text(f") is 99: a d{sides} shows a whole number from 1 to {sides}.")
                 bob.fill("#staged-f1", "6")
                 bob.press("#staged-f1", "Enter")
                 expect(bob.locator("#message")).to_have_text("Waiting for the GM's dice.")
