@@ -217,7 +217,8 @@
     function showDiceMode() {
       document.body.dataset.dice = typed() ? "typed" : "server";
       const panel = $(".table-panel");
-      $("#dice-mode").hidden = !!panel && panel.dataset.dice === "manual";
+      // no choice to make where every face is typed, nor once the fight is over (nothing rolls then)
+      $("#dice-mode").hidden = !!panel && (panel.dataset.dice === "manual" || panel.dataset.ended === "yes");
     }
 
     // What the user had in the old panel, put back into the new one: values, checks, open details, the focus.

@@ -348,8 +348,9 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
     its title; clicking a dice radio keeps the focus on it and E still ends the turn; a typed die left blank is
     refused in the page, naming the die, with nothing sent; the other page announces what changed (#announce) and
     retitles itself; an undo back to a seq typed lists the cards it would strike before it is confirmed; once the
-    fight ends no chip has the turn. Kael holds Healing Word and Second Wind, whose forms come between the attack
-    and End turn: on the phone End turn stays at the foot of the screen (it was below it: found by a tester)."""
+    fight ends no chip has the turn and no choice of dice is shown. Kael holds Healing Word and Second Wind, whose
+    forms come between the attack and End turn: End turn stays at the foot of the screen (it was below it: found by
+    a tester)."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -434,6 +435,7 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                 for page in (gm, player):
                     assert page.locator(".chip.turn, .chip[aria-current]").count() == 0
                     assert page.title() == "The fight is over · The ford · omen"
+                    expect(page.locator("#dice-mode")).to_be_hidden()  # nothing rolls now: no choice of dice
                 expect(player.locator("#announce")).to_contain_text("The fight is over")
             finally:
                 browser.close()
