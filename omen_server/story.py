@@ -161,12 +161,15 @@ def _signed(value: int) -> str:
 def _damage_why(e: dict[str, Any]) -> str:
     """Why the damage is what it is, as far as the seat sees the event (C12, C13): C12's terms that are not 0
     (``5 dice + 2 bonus + 3 WD = 10``: the dealer's), then each mitigation step (``armor \u2212 2 = 8``: the
-    target's); "" if both are withheld."""
+    target's); "" if both are withheld. Where the seat sees the steps alone (the target's player), the first says
+    the amount it starts from (``9 dealt, armor − 2 = 7``: it read ``armor − 2 = 7``, found by a tester)."""
     text = _damage_terms(e.get("terms"))
     for step in e.get("steps") or []:  # the target's to see (its armor, its resistances): its owner's and the GM's
         if isinstance(step, dict) and step.get("amount"):
             sign, _source = MITIGATION_TERMS.get(str(step.get("step")), (-1, "rule"))
             said = f"{step.get('step')} {_signed(sign * int(step['amount']))} = {step.get('after')}"
+            if not text and isinstance(step.get("after"), int):
+                said = f"{step['after'] - sign * int(step['amount'])} dealt, {said}"
             text = f"{text}, {said}" if text else said
     return text
 

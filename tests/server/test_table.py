@@ -531,7 +531,8 @@ def test_a_cancelled_action_tells_the_interrupt_that_cancelled_it(table: Any) ->
         answer = table.command(command)
         assert answer.status_code == 201, answer.text
     attack, damage = "Interrupt: Skarn Gutterjaw attacks Brin Hollowmere", "11 crushing damage to Brin Hollowmere's HP"
-    hit, defense = "attack 9{} against defense 3 (1 RES die + 1 RES bonus + 1 armor): HIT", " (armor \u2212 1 = 11)"
+    hit = "attack 9{} against defense 3 (1 RES die + 1 RES bonus + 1 armor): HIT"
+    defense = " (12 dealt, armor \u2212 1 = 11)"
     then = ["Brin Hollowmere's HP: 18 \u2192 7",
             "the action is cancelled: Skarn Gutterjaw's Interrupt hit (C24); its Action is still spent"]
     declines = "Brin Hollowmere declines an Active Defense"  # the Interrupt's own card says it: this one too
@@ -544,7 +545,7 @@ def test_a_cancelled_action_tells_the_interrupt_that_cancelled_it(table: Any) ->
 def test_a_player_reads_its_own_facts_terms_and_why(table: Any) -> None:
     """Alice, who plays Kael, reads her own roll's terms (initiative 2 = 1 AGI die + 1 AGI bonus; Vesh's 8 alone),
     why Kael has no Active Defense (C10: she saw him made Paralysed; the engine's reason is the GM's), the terms of
-    his defense, and the armor step of the damage he takes (the target's own: "armor − 2 = 7"), never Vesh's
+    his defense, and the armor step of the damage he takes (the target's own: "9 dealt, armor − 2 = 7"), never Vesh's
     hit terms nor his damage terms; the GM reads the engine's own reason and every term."""
     table.create(dice="manual")
     alice = table.client.post("/fights/duel/seats", headers=table.auth(),
@@ -560,7 +561,7 @@ def test_a_player_reads_its_own_facts_terms_and_why(table: Any) -> None:
     assert _top_lines(fragment(table, alice))[-5:] == [
         "no Active Defense for Kael Arden: Kael Arden is Paralysed: no base defense die and no Active Defense (C10)",
         f"attack 9 against {defense}", "critical (C7): the FCS portion (FCS dice + FCS bonus) is more than the RES "
-        "portion (RES die + RES bonus)", "7 piercing damage to Kael Arden's HP (armor − 2 = 7)",
+        "portion (RES die + RES bonus)", "7 piercing damage to Kael Arden's HP (9 dealt, armor − 2 = 7)",
         "Kael Arden's HP: 24 → 17"]
     assert _top_lines(fragment(table, table.gm))[-5:-1] == [
         "no Active Defense for Kael Arden: the defender is incapacitated or paralysed: no base defense die and no "
