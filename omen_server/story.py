@@ -154,6 +154,10 @@ _DAMAGE_TERMS = (("dice", "on the primary dice"), ("primary_bonus", "bonus"), ("
                  ("weapon_damage", "WD"))
 
 
+#: An ability's answer (C38) as a story line says it: "Ana uses it", "Ana lets it be"; another choice by its id.
+_ANSWER_WORDS = {"use": "uses it", "pass": "lets it be"}
+
+
 def _signed(value: int) -> str:
     return f"+ {value}" if value >= 0 else f"\u2212 {-value}"
 
@@ -291,12 +295,15 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
         case "catch_answered":
             return f"{n(e['who'])} {'catches it' if e.get('caught') else 'lets it hit'}", (
                 "CAUGHT" if e.get("caught") else "")
-        case "decision_opened":
+        case "decision_opened":  # its name withheld from the seat (another's ability: views.py), said as such
             who = ", ".join(n(w) for w in e.get("responders") or []) or "someone"
-            return f"{who} may answer {e.get('title') or str(e.get('decision', '')).replace('_', ' ')}", ""
-        case "decision_answered":
-            said = f"{e.get('choice', '')} ({e['label']})" if e.get("label") else str(e.get("choice", ""))
-            return f"{n(e['who'])}: {said}", ""
+            title = e.get("title") or str(e.get("decision", "")).replace("_", " ")
+            if title == UNNAMED_DECISION:
+                return f"{who} may answer with something this seat is not shown", ""
+            return f"{who} may answer {title}", ""
+        case "decision_answered":  # "Ana: use" read as a field's value (found by a tester): said in words
+            said = _ANSWER_WORDS.get(str(e.get("choice", "")), f"answers {e.get('choice', '')}")
+            return f"{n(e['who'])} {said}" + (f" ({e['label']})" if e.get("label") else ""), ""
         case "routing_window_opened":
             return f"{n(e['attacker'])} chooses the die that feeds damage", ""
         case "damage_routed":

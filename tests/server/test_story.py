@@ -181,7 +181,8 @@ class TestAHealThatRestoresNothing:
 def test_an_abilitys_answer_is_said_by_the_abilitys_name_where_the_seat_sees_it() -> None:
     """C38: hit by the orc a second time, Ana uses Second Wind: the line of her answer reads "Ana uses Second
     Wind" to the GM and to her player (it read "Ana: use (Once per fight, ...)", the choice's id and the summary);
-    to the orc's player, who is not shown the decision's name, still "Ana: use"."""
+    to the orc's player, who is not shown the decision's name, "Ana may answer with something this seat is not
+    shown" and "Ana uses it" (they read "Ana may answer a decision" and "Ana: use": found by a tester)."""
     from tests.fights import new_fight
     from tests.test_abilities import having
 
@@ -194,7 +195,9 @@ def test_an_abilitys_answer_is_said_by_the_abilitys_name_where_the_seat_sees_it(
     for sight in (Sight(kind="gm"), Sight(kind="player", own=frozenset({"ana"}))):
         lines = cards_for(fight, sight)[-1][1]
         assert "Ana uses Second Wind" in lines and not any(line.startswith("Ana: use") for line in lines)
-    assert "Ana: use" in cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1]
+    orcs = cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1]
+    assert "Ana may answer with something this seat is not shown" in orcs and "Ana uses it" in orcs
+    assert not any("Second Wind" in line or line.startswith("Ana: ") for line in orcs)
 
 
 def test_the_engines_note_on_an_end_it_made_is_not_called_the_gms() -> None:
