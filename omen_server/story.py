@@ -235,7 +235,7 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
         case "active_defense_window_opened":
             base = f" against base defense {e['base_defense']}" if "base_defense" in e else ""
             return f"Active Defense window for {n(e['defender'])}: attack {e.get('attack_total')}{base}", ""
-        case "active_defense_window_skipped":  # why: the engine's reason, the GM's to see (story() words another's)
+        case "active_defense_window_skipped":  # why: the engine's reason, the GM's and the defender's seat's to see
             why = f": {e['reason']}" if e.get("reason") else ""
             return f"no Active Defense for {n(e['defender'])}{why}", ""
         case "active_defense_chosen":
@@ -469,8 +469,11 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             why = reasons.get(rec.batch)
             if text and why is not None and why[0] == str(e.get("who")):
                 text = f"{text}: {why[1]}"  # the reason the GM gave for the table to see
-        elif kind == "active_defense_window_skipped" and "reason" not in e:
-            text = _helpless_said(text or "", str(e.get("defender")), changes, undos, names) or text
+        elif kind == "active_defense_window_skipped" and (own is not None or "reason" not in e):
+            # a player's seat: the defender made helpless, in the words of what it saw (C10, C36); else the
+            # engine's reason where it is the defender's own seat's to see (views.py), else none
+            bare = f"no Active Defense for {_n(names, e.get('defender'))}"
+            text = _helpless_said(bare, str(e.get("defender")), changes, undos, names) or text
         if kind == "attack_declared" and action is not None:
             sides[action] = (str(e.get("attacker", "")), str(e.get("target", "")))
         elif kind == "save_called" and action is not None:

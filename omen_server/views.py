@@ -134,7 +134,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "active_defense_window_opened": {**_ACTION, "defender": "name", "attack_total": "public",
                                      "base_defense": "own:defender", "eligible": "own:defender",
                                      "ineligible": "own:defender"},
-    "active_defense_window_skipped": {**_ACTION, "defender": "name", "reason": "gm"},
+    "active_defense_window_skipped": {**_ACTION, "defender": "name", "reason": "own:defender"},
     "active_defense_chosen": {**_ACTION, "defender": "name", "defense": "public", "weapon": "own:defender"},
     "active_defense_declined": {**_ACTION, "defender": "name"},
     "hit_determined": {**_ACTION, "attack": "custom", "defense": "custom", "hit": "public",

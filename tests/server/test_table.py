@@ -1582,3 +1582,25 @@ def test_the_catch_box_shows_a_hidden_attackers_totals_to_the_gm_alone(table: An
     seen = fragment(table, alice)
     assert "someone&#39;s thrown attack hits Kael Arden" in seen and "14" not in seen.split('id="decision"')[1][:2000]
     assert "Skarn" not in seen
+
+
+def test_the_defenders_player_reads_why_its_active_defense_was_skipped(table: Any) -> None:
+    """C8, C22: Vesh attacks Kael three times before initiative; Kael Dodges twice, spending both Bonus Actions,
+    so the third attack's window is skipped. Alice, who plays Kael, reads the engine's reason (her own combatant's
+    Bonus Actions: it read "no Active Defense for Kael Arden" alone, found by a tester); Bob, who plays the
+    attacker, reads no reason (the defender's Bonus Actions are not his to see), the GM the engine's."""
+    table.create(dice="manual")
+    alice, bob = _seat(table, "Alice", "kael"), _seat(table, "Bob", "vesh")
+    for _ in range(2):
+        for command in ({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                         "dice": [8, 6, 8]},
+                        {"command": "answer_active_defense", "defender": "kael", "defense": "dodge", "dice": [6]}):
+            answer = table.command(command)
+            assert answer.status_code == 201, (command, answer.text)
+    answer = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                            "dice": [8, 6, 1]})
+    assert answer.status_code == 201, answer.text
+    said = ("no Active Defense for Kael Arden: the defender has no Bonus Action left (an Active Defense costs 1, C8, "
+            "C22)")
+    assert said in _top_lines(fragment(table, alice)) and said in _top_lines(fragment(table, table.gm))
+    assert "no Active Defense for Kael Arden" in _top_lines(fragment(table, bob))  # the line alone, no reason
