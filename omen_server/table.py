@@ -39,7 +39,7 @@ from litestar.params import FromPath, HeaderParameter, QueryParameter
 from omen_core.abilities import USE, uses_left, when_words
 from omen_core.commands import Command
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
-from omen_core.events import DecisionOpened, StoredEvent
+from omen_core.events import DecisionOpened, SeedRevealed, StoredEvent
 from omen_core.extensions import ATTACK_OPTION_FIELDS, turn_actions
 from omen_core.options import Choice, DiceRoll, Offer, Options
 from omen_core.state import FightState
@@ -50,7 +50,7 @@ from .app import Fights, SeatEntry, StagedView, _errors, _seat, command_rolls, f
 from .decision import ChoiceFacts, DecisionFacts, decision_facts
 from .keep import Seat
 from .story import StoryCard, story, top_card
-from .views import PLAYER_COMMANDS, CombatantView, Sight, combatant_views, seen_event
+from .views import PLAYER_COMMANDS, CombatantView, SeenEvent, Sight, combatant_views, seen_event
 
 __all__ = ["table_routes", "panel_html", "CSP", "COMMAND_TITLES"]
 
@@ -756,6 +756,16 @@ def _gear_of(state: FightState) -> dict[tuple[str, str], str]:
     return found
 
 
+def _published(seen: SeenEvent, stored: StoredEvent) -> SeenEvent:
+    """An event as a seat's card tells it once the GM published the log, which every seat may then read whole: a
+    revealed seed is said with the seed itself (the card said "The seed is revealed" without it, while the log
+    a player could download held it: found by a tester). Every other field stays as the seat's view has it."""
+    event = stored.event
+    if seen.event is None or not isinstance(event, SeedRevealed):
+        return seen
+    return msgspec.structs.replace(seen, event={**seen.event, "seed": event.seed})
+
+
 def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
     """The abilities of a player's own combatants, written out or shipped (C37), with their uses left (C41); the
     GM's page lists every combatant's (it listed none: a GM could not see that a once-a-fight ability was spent, or
@@ -1077,7 +1087,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             result.strip = [dataclasses.replace(t, side_index=order.get(t.side, -1)) for t in result.strip]
         head = view.head.seq
         abilities_now = own_abilities(state, sight)
-    seen = [seen_event(r, sight) for r in fights.store.read(fight_id, 0) if r.seq <= head]
+    seen = [_published(seen_event(r, sight), r) if settings.published else seen_event(r, sight)
+            for r in fights.store.read(fight_id, 0) if r.seq <= head]
     cards = story(seen, names, kit, felt=own_hp_felt(fights, fight_id, sight, seen, head),
                   own=None if sight.gm else frozenset(sight.own))
     last_batch = seen[-1].batch if seen else None

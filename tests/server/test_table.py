@@ -231,6 +231,23 @@ def test_the_gm_sees_its_notes_and_shows_a_hidden_combatant_from_the_table(table
     assert 'data-who="skarn" data-change="hide"' in fragment(table, table.gm)
 
 
+def test_a_player_reads_the_revealed_seed_once_the_log_is_published(table: Any) -> None:
+    """C42: the GM reveals the seed at the end; Alice's card says it is revealed without the seed (the GM's until
+    published, docs/server.md), and once the GM publishes the log (which every seat may then download, seed and
+    all) her card says the seed too, as the GM's does (it never did: found by a tester)."""
+    table.create()
+    alice = _seat(table, "Alice", "kael")
+    for command in ({"command": "roll_initiative"}, {"command": "end_fight"}, {"command": "reveal_seed"}):
+        assert table.command(command).status_code == 201, command
+    seed = re.search(r"The seed is revealed \(([0-9a-f]+)\)", fragment(table, table.gm))
+    assert seed is not None
+    before = fragment(table, alice)
+    assert "The seed is revealed: every seeded die" in before and seed[1] not in before
+    answer = table.client.post("/fights/duel/settings", headers=table.auth(), json={"publish": True})
+    assert answer.status_code == 200, answer.text
+    assert f"The seed is revealed ({seed[1]}): every seeded die" in fragment(table, alice)
+
+
 def test_the_seed_is_offered_at_the_end_and_mid_fight_only_behind_a_confirmation(table: Any) -> None:
     """Mid-fight the GM's reveal form must be confirmed, and says that later dice will come from a new seed; once the
     fight is over it is offered at once; a manual fight offers no reveal at all."""
