@@ -439,17 +439,21 @@ def _common_prefix(runs: Sequence[Sequence[RollRequest]]) -> int:
     return n
 
 
-def _merged(runs: Iterable[Sequence[RollRequest]]) -> list[RollRequest]:
+def _merged(runs: Iterable[Sequence[RollRequest]], endless: Sequence[bool] = ()) -> list[RollRequest]:
     """The rolls of several runs, each once, in an order that keeps each run's own (C29: the order the engine rolls
     them): a roll a later run adds goes right after the roll that comes before it in that run. Three allies tied for
     initiative roll off in the order they joined (ash, cara, bo) whichever two of them a run found tied first. A
     roll a run makes twice is listed twice (two primary dice showing 1, each rerolled by Lucky Strikes: C39)."""
     found: list[RollRequest] = []
-    for run in runs:
+    for index, run in enumerate(runs):
         at = 0  # where the next new roll of this run goes: after the last of its rolls already found
         used = [False] * len(found)  # a roll found stands for one roll of this run: a run rolling one twice (two
-        for request in run:          # primary 1s each rerolled, C39) needs it found twice
-            same = next((i for i, other in enumerate(found) if not used[i] and _same_roll(request, other)), None)
+        # primary 1s each rerolled, C39) needs it found twice; but a run the probe cut short (``endless``: foes
+        # tied again and again, :data:`_PROBE_LIMIT`) repeats a roll without end, and each of its rolls is listed once
+        once = index < len(endless) and endless[index]
+        for request in run:
+            same = next((i for i, other in enumerate(found) if (once or not used[i]) and _same_roll(request, other)),
+                        None)
             if same is None:
                 found.insert(at, request)
                 used.insert(at, True)
@@ -502,7 +506,7 @@ def probe(state: FightState, command: Command, history: History | None = None, l
         if not runs[0] or face_blind(bare):
             break
     n = _common_prefix(runs)
-    return True, runs[0][:n], _merged([run[n:] for run in runs])
+    return True, runs[0][:n], _merged([run[n:] for run in runs], [len(run) >= _PROBE_LIMIT for run in runs])
 def dice_needed(state: FightState, command: Command, history: History | None = None, lead: Sequence[int] = ()
                 ) -> tuple[list[RollRequest], list[RollRequest]]:
     """The dice ``command`` rolls in ``state`` (see :func:`probe`, and its ``lead``: the faces already given);

@@ -176,3 +176,18 @@ def test_too_few_faces_count_a_certain_roll_off_whole(faces: tuple[int, ...]) ->
         "dice, in this order (C29): bram's initiative: check d8; ana's initiative: check d6; vex's initiative: check "
         "d8; grok's initiative: check d6; bram's roll off: check d8; vex's roll off: check d8")
     assert (refused.value.given, len(refused.value.needed), refused.value.then) == (len(faces), 6, [])
+
+
+def test_a_roll_off_that_may_follow_is_listed_once_per_roller() -> None:
+    """C19, C29: Brin and Vesh (foes, AGI d8 + 2 each) may tie for initiative: the roll-off dice the command may
+    roll are each one's once, not once per tie the probing faces made again and again (the probe's endless ties
+    listed them 196 times, and the GM's Roll initiative form grew past the first screen: found by a tester).
+    A roll a run makes twice on its own is still listed twice (tests/test_abilities.py: two primary dice each
+    rerolled, C39)."""
+    from omen_core.commands import RollInitiative
+    from omen_core.decide import probe
+
+    state = started(sheet("brin", "north", AGI=(8, 2)), sheet("vesh", "south", AGI=(8, 2)))
+    ok, certain, maybe = probe(state, RollInitiative())
+    assert ok and [(r.roller, r.purpose) for r in certain] == [("brin", "initiative"), ("vesh", "initiative")]
+    assert [(r.roller, r.purpose) for r in maybe] == [("brin", "roll_off"), ("vesh", "roll_off")]
