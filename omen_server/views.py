@@ -15,6 +15,9 @@ The field rules:
   ends it), or none: shown only when it names one the seat sees, else left out, so that none and a hidden one
   look alike (the event stays shown);
 - ``names``: it lists combatants; those the seat may not see are left out of the list;
+- ``some_names``: as ``names``, but an event whose every listed combatant the seat may not see is withheld whole
+  (a reaction window for hidden responders alone, an engagement with hidden combatants alone: shown with an empty
+  list, it told that a hidden foe was within reach);
 - ``all_names``: it lists who is asked to decide (an extension's decision point): the whole event is withheld
   unless the seat sees every one of them (a hidden combatant's decision is as hidden as it is);
 - ``own:FIELD``: only the seat that owns the combatant named by FIELD (and the GM) sees it;
@@ -174,12 +177,14 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "turn_ended": {"round": "public", "who": "name"},
     "bonus_actions_refilled": {"who": "name", "before": "own:who", "after": "own:who"},
     "condition_ticked": {"who": "name", "condition": "public", "remaining": "public"},
-    "engagement_changed": {"who": "name", "others": "names", "engaged": "public"},
+    "engagement_changed": {"who": "name", "others": "some_names", "engaged": "public"},
     "weapon_drawn": {"who": "name", "weapon": "own:who", "cost": "public"},
     "disengaged": {"who": "name", "cost": "public"},
     "movement_declared": {**_ACTION, "who": "name", "leaves": "names"},
     "moved": {**_ACTION, "who": "name", "left": "names"},
-    "reaction_window_opened": {**_ACTION, "reaction": "public", "responders": "names"},
+    # an Interrupt or Attack of Opportunity window for hidden responders alone is withheld whole: "a window for
+    # someone" told a player that a hidden foe was within reach (found by a tester); so is an engagement with them
+    "reaction_window_opened": {**_ACTION, "reaction": "public", "responders": "some_names"},
     "reaction_passed": {**_ACTION, "who": "name"},
     "reaction_window_closed": {**_ACTION},
     "catch_window_opened": {**_ACTION, "target": "name"},
@@ -491,8 +496,10 @@ def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str
                 shown[name] = value
             else:
                 withheld.append(name)
-        elif rule == "names":
+        elif rule in ("names", "some_names"):
             shown[name] = [who for who in value if sight.sees(str(who))]
+            if rule == "some_names" and value and not shown[name]:  # "a window for someone": a hidden foe is near
+                raise _Withhold
         elif rule == "all_names":  # who was asked to decide: the whole event is the asked one's, withheld with them
             if not all(sight.sees(str(who)) for who in value):
                 raise _Withhold
@@ -561,7 +568,7 @@ def named_by(rec: StoredEvent) -> list[str]:
         value = payload.get(name)
         if rule == "name" and isinstance(value, str):
             found.append(value)
-        elif rule in ("names", "all_names"):
+        elif rule in ("names", "some_names", "all_names"):
             found += names_in(value or ())
         elif rule in ("roll", "rolls"):
             totals = value if isinstance(value, list) else [value]

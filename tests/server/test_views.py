@@ -407,3 +407,28 @@ def test_the_damage_an_npcs_ability_deals_back_is_named_only_to_its_owner() -> N
     assert {"source", "terms"} <= set(seen.withheld) and present(seen.event)["final"] == dealt.final
     owner = present(seen_event(back, _sight(fight, own=("vesh",))).event)
     assert owner["source"] == "Riposte" and owner["terms"] == msgspec.to_builtins(dealt.terms)
+
+
+def test_a_window_or_engagement_of_hidden_combatants_alone_is_withheld_whole() -> None:
+    """C23, C24: an Interrupt window for hidden Skarn alone is withheld from Kael's player whole (shown with no
+    responder it read "Interrupt window for someone", telling that a hidden foe was within reach: found by a
+    tester), and so is an engagement with Skarn alone; one for Vesh and Skarn is shown exactly as one for Vesh
+    alone."""
+    from omen_core.events import GENESIS_HASH, EngagementChanged, ReactionWindowOpened, seal
+
+    fight = _fight()
+    sight = _sight(fight, own=("kael",), hidden=("skarn",))
+
+    def shown(event: Any) -> tuple[Any, ...]:
+        seen = seen_event(seal("duel", fight.version + 1, 0, GENESIS_HASH, event), sight)
+        return seen.type, seen.event, seen.withheld
+
+    for alone, both, seen in (
+            (ReactionWindowOpened(action=5, reaction="interrupt", responders=("skarn",)),
+             ReactionWindowOpened(action=5, reaction="interrupt", responders=("vesh", "skarn")),
+             ReactionWindowOpened(action=5, reaction="interrupt", responders=("vesh",))),
+            (EngagementChanged(who="kael", others=("skarn",), engaged=True),
+             EngagementChanged(who="kael", others=("vesh", "skarn"), engaged=True),
+             EngagementChanged(who="kael", others=("vesh",), engaged=True))):
+        assert shown(alone)[:2] == (None, None)
+        assert shown(both)[:2] == shown(seen)[:2] and shown(seen)[0] is not None
