@@ -532,7 +532,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                 card.outcome.append(card.lines[-1])
             if kind == "initiative_order_set":
                 card.lines += _ties_by_agi(inits.get(rec.batch, []), tied.get(rec.batch, set()), e, names)
-        if verdict and (not card.verdict or kind in ("hit_determined", "save_resolved")):
+        if verdict == "CAUGHT":  # a caught weapon is no hit (C22): the card's verdict, its sides the attack's
+            card.verdict = verdict
+        elif verdict and (not card.verdict or kind in ("hit_determined", "save_resolved")):
             card.verdict = verdict
             card.by, card.against = sides.get(action, ("", "")) if kind in ("hit_determined", "save_resolved") \
                 else ("", "")

@@ -1621,3 +1621,24 @@ def test_the_defenders_player_reads_why_its_active_defense_was_skipped(table: An
             "C22)")
     assert said in _top_lines(fragment(table, alice)) and said in _top_lines(fragment(table, table.gm))
     assert "no Active Defense for Kael Arden" in _top_lines(fragment(table, bob))  # the line alone, no reason
+
+
+def test_a_caught_weapon_is_the_cards_verdict(table: Any) -> None:
+    """C22: Skarn throws its hatchet at Kael (7 + 4 + 3 = 14 against 6, a hit), Kael declines an Active Defense
+    and catches it: the card's verdict is CAUGHT, good news on Kael's player's page, neutral on the GM's (it
+    stayed "HIT, CRITICAL" in the bad-news colour, a caught attack being no hit: found by a tester)."""
+    skarn = sheet("skarn")
+    skarn["weapons"] = [w for w in skarn["weapons"] if w["id"] == "hatchet"]
+    table.create(dice="manual", names=(), combatants=[sheet("kael"), skarn])
+    alice = _seat(table, "Alice", "kael")
+    for command in ({"command": "roll_initiative", "dice": [1, 6]},
+                    {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "hatchet",
+                     "dice": [7, 4, 2]},
+                    {"command": "answer_active_defense", "defender": "kael", "defense": None},
+                    {"command": "answer_catch", "who": "kael", "catch": True}):
+        answer = table.command(command)
+        assert answer.status_code == 201, (command, answer.text)
+    for token, tone in ((table.gm, ""), (alice, " tone-good")):
+        text = fragment(table, token)
+        top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
+        assert f'<span class="verdict v-caught{tone}">CAUGHT</span>' in top, top[:600]
