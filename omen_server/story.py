@@ -540,6 +540,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                 else ("", "")
         if kind == "undone":
             card.headline = f"Undo: {text_of_reason(e)}"
+        elif kind == "redone":  # its reason, as the undo's, and what it brings back (it read "Redo" alone)
+            card.headline = f"Redo: {text_of_reason(e)}"
+            card.lines.append(f"brings back what the undo at #{e.get('undo_seq')} took back")
         if kind == "resource_changed" and e.get("resource") == "hp":
             hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
     for action, whom in healing.finish():

@@ -1642,3 +1642,21 @@ def test_a_caught_weapon_is_the_cards_verdict(table: Any) -> None:
         text = fragment(table, token)
         top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
         assert f'<span class="verdict v-caught{tone}">CAUGHT</span>' in top, top[:600]
+
+
+def test_a_redo_card_says_its_reason_and_what_it_brings_back(table: Any) -> None:
+    """The GM undoes Kael's Prone ("misclick") and redoes it ("it was right"): every seat's redo card reads "Redo:
+    it was right" and that it brings back what the undo took back (it read "Redo" alone: found by a tester)."""
+    table.create()
+    alice = _seat(table, "Alice", "kael")
+    for command in ({"command": "roll_initiative", "dice": [6, 1]},
+                    {"command": "apply_condition", "who": "kael", "condition": "Prone"},
+                    {"command": "undo", "reason": "misclick"}):
+        assert table.command(command).status_code == 201, command
+    undo_seq = table.client.get("/fights/duel/state", headers=table.auth()).json()["head"]["seq"]
+    assert table.command({"command": "redo", "reason": "it was right"}).status_code == 201
+    for token in (table.gm, alice):
+        text = fragment(table, token)
+        top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
+        assert '<span class="headline">Redo: it was right</span>' in top, top[:500]
+        assert f"<li>brings back what the undo at #{undo_seq} took back</li>" in top
