@@ -866,6 +866,14 @@
       return;
     }
     refresh().then(() => {
+      if (head < 0) {
+        // the table refused this link (a revoked or reissued seat, a fight that is gone): its reason, said by
+        // refresh, stands; following the fight would only be refused again, in worse words (found by a tester)
+        const badge = $("#live");
+        badge.textContent = "not connected";
+        badge.dataset.live = "no";
+        return;
+      }
       last = head;
       follow();
       // The table settings (publishing the log, revealing a combatant, the HP display) change what a seat sees
