@@ -880,12 +880,17 @@ def _side_text(path: Path) -> str | None:
 def _side_file(path: Path, flags: int) -> Iterator[BinaryIO]:
     """A cache file beside a log, opened for writing (created if missing, 0600 whatever the umask: it indexes a log
     that holds what only the GM may see) without following a symbolic link: a link planted there is an error
-    (``ELOOP``), never a write outside the log's folder."""
+    (``ELOOP``), never a write outside the log's folder; nor is a hard link written through (another name of a file
+    elsewhere, found by a tester: the index overwrote it), which is checked before ``O_TRUNC`` would empty it."""
     made = not os.path.lexists(path)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | flags, PRIVATE)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | (flags & ~os.O_TRUNC),
+                 PRIVATE)
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode) or found.st_nlink > 1:
         os.close(fd)
-        raise OSError(f"{path} is not a regular file")
+        raise OSError(f"{path} is not a regular file of its own")
+    if flags & os.O_TRUNC:
+        os.ftruncate(fd, 0)
     if made:
         set_private(fd)
     with os.fdopen(fd, "wb") as f:

@@ -403,6 +403,23 @@ class TestLandmarkIndex:
         assert_index_covers(log, marked)
         assert store.landmarks(FIGHT) == landmarks_in(marked)
 
+    @pytest.mark.parametrize("flags", ["truncated", "appended"])
+    def test_a_hard_link_at_the_index_is_not_written_through(self, store: JsonlStore, log: Path, flags: str,
+                                                              tmp_path: Path) -> None:
+        """A hard link planted at LOG.marks (another name of a file elsewhere) is left as it was by an append,
+        whether the index is rebuilt (emptied first) or extended (it was overwritten with the index: found by a
+        tester); the landmarks still come out of the log."""
+        events = with_landmarks(FIGHT)
+        store.append(FIGHT, events[:4], 0)
+        victim = tmp_path / "victim"
+        victim.write_bytes(b"precious data\n" if flags == "truncated" else marks_of(log).read_bytes())
+        marks_of(log).unlink()
+        os.link(victim, marks_of(log))
+        before = victim.read_bytes()
+        store.append(FIGHT, events[4:], 4)
+        assert victim.read_bytes() == before
+        assert store.landmarks(FIGHT) == landmarks_in(events) and list(store.read(FIGHT)) == events
+
     def test_missing_index(self, store: JsonlStore, log: Path, marked: list[StoredEvent]) -> None:
         """With the index deleted the landmarks are the same, and reading does not write it again."""
         marks_of(log).unlink()
