@@ -223,7 +223,7 @@ def _check_settings(settings: FightSettings, source: str, locate: Lines, seeded_
         if len(seed) < 16:
             raise ScenarioError(source, "$.fight.seed", "a seeded fight needs seed = at least 16 bytes of hex",
                                 locate("$.fight.seed") or locate("$.fight"))
-    elif settings.seed is not None:
+    elif settings.seed is not None and not seeded_elsewhere:  # an encounter's: its own words (load_encounter)
         raise ScenarioError(source, "$.fight.seed", "a seed is only for dice = \"seeded\"", locate("$.fight.seed"))
     spent = {bytes.fromhex(settings.seed): "the fight's seed"} if settings.seed is not None else {}
     for n, text in enumerate(settings.next_seeds):
