@@ -257,7 +257,8 @@ def _in_hand(draft: Draft, cmd: AnswerActiveDefense, why: str) -> str:
     """Why an Active Defense is refused, in words: ``why`` (C9), and for a Parry the weapons the defender holds (C35:
     a Parry needs one in hand; a spell is never held, docs/rulings.md); a Block refused for want of a shield when one
     is carried but not in hand says so, and what is in hand (C35: a Block needs the shield in hand; the window's
-    ``ineligible`` keeps its recorded words, so that the logs already written still audit)."""
+    ``ineligible`` keeps its recorded words, so that the logs already written still audit). A Parry naming a
+    weapon the sheet has not says so, as an attack naming one does (C4; it said "not in hand": found by a tester)."""
     fighter = draft.combatant(cmd.defender)
     shield = fighter.sheet.shield
     if cmd.defense == "block" and shield is not None and shield.id not in fighter.wielding and \
@@ -269,9 +270,12 @@ def _in_hand(draft: Draft, cmd: AnswerActiveDefense, why: str) -> str:
     held = [w.id for w in fighter.sheet.weapons if w.id in fighter.held]
     spell = cmd.weapon is not None and "spell" in getattr(fighter.sheet.weapon(cmd.weapon), "properties", ())
     shield_named = cmd.weapon is not None and shield is not None and cmd.weapon == shield.id
+    carried = cmd.weapon is not None and fighter.sheet.weapon(cmd.weapon) is not None
     named = ("" if cmd.weapon is None or cmd.weapon in held or spell else
              f"{cmd.weapon!r} is a shield, not a weapon to Parry with (a shield Blocks); " if shield_named else
-             f"{cmd.weapon!r} is not in hand; ")
+             f"{cmd.weapon!r} is not in hand; " if carried else
+             f"{fighter.sheet.id!r} has no weapon {cmd.weapon!r} (weapons: "
+             f"{', '.join(w.id for w in fighter.sheet.weapons) or 'none'}); ")
     return f"{why} ({named}in hand: {', '.join(held) or 'no weapon'})"
 
 

@@ -992,6 +992,17 @@ class TestIllegalCommands:
                                "answer_active_defense by vesh (Active Defense, C8)")
         fight.defend("vesh", None)
 
+    def test_parry_with_a_weapon_the_sheet_has_not(self, play: Play) -> None:
+        """C4, C9: a Parry naming a bow vesh's sheet does not list is refused saying so, as an attack naming one is
+        (it said "'bow' is not in hand", as if it had one to draw: found by a tester). 10 against 2: the window
+        opens."""
+        fight = duel(play, [6, 1, 1, 5], defender=vesh(weapons=(AXE, DAGGER)), spare=1)
+        fight.attack("kael", "vesh")
+        said = str(refused(fight, lambda: fight.defend("vesh", "parry", weapon="bow"), "C9"))
+        assert said.startswith("[C9] 'vesh' cannot parry: Parry needs a wielded weapon (C9) ('vesh' has no weapon "
+                               "'bow' (weapons: axe, dagger); in hand: axe); this window allows")
+        fight.defend("vesh", None)
+
     def test_parry_with_the_shield_says_a_shield_is_no_weapon(self, play: Play) -> None:
         """C9, C35: vesh holds the axe and its buckler (id: shield); a Parry naming the shield is refused saying a
         shield is not a weapon to Parry with (it said "'shield' is not in hand" while the shield was in hand; found
