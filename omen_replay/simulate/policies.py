@@ -365,8 +365,12 @@ def load_policy(name: str) -> Policy:
         raise
     except BaseException as exc:  # the user's code: whatever it raises (SystemExit too) is said, not a traceback
         raise PolicyError(f"policy {name!r}: cannot be made: it raised {raised(exc)}") from None
-    if not isinstance(made, Policy):
-        raise PolicyError(f"policy {name!r}: {made!r} has no name and decide(decision) method")
+    if not isinstance(made, Policy):  # say which of the two is missing (both were said missing: found by a tester)
+        lacks = [what for what, has in (("name attribute", hasattr(made, "name")),
+                                        ("decide(decision) method", callable(getattr(made, "decide", None))))
+                 if not has]
+        raise PolicyError(f"policy {name!r}: {type(made).__name__} has no {' and no '.join(lacks) or 'name'} "
+                          "(a policy has both: docs/simulate.md, \"Policies\")")
     return made
 
 

@@ -241,6 +241,16 @@ class TestLoading:
             load_policy(name)
 
 
+    def test_a_policy_missing_its_name_is_told_which_half_it_lacks(self, tmp_path: Path) -> None:
+        """A policy class with decide() but no name is told it has no name attribute, and only that (it read "has
+        no name and decide(decision) method", as if both were missing: found by a tester)."""
+        (tmp_path / "pols.py").write_text("class NoName:\n    def decide(self, decision):\n        return None\n")
+        with pytest.raises(PolicyError) as refused:
+            load_policy(f"{tmp_path}/pols.py:NoName")
+        assert str(refused.value) == (f"policy '{tmp_path}/pols.py:NoName': NoName has no name attribute (a policy "
+                                      "has both: docs/simulate.md, \"Policies\")")
+
+
 class TestTriggeredAbilities:
     @pytest.mark.parametrize(("name", "cost", "used"), [
         ("cautious", "", True), ("cautious", "{ will = 1 }", False), ("cautious", "{ bonus_actions = 1 }", False),
