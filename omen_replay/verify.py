@@ -138,8 +138,9 @@ class Head(msgspec.Struct, frozen=True, kw_only=True):
 
 def parse_head(text: str) -> Head:
     """``SEQ:HASH`` as a :class:`Head` (its hex digits in either case, kept in lower case as a log writes them, as
-    ``--seed`` takes either case); :class:`BadInput` otherwise."""
-    seq, _, digest = text.partition(":")
+    ``--seed`` takes either case, and white space around it, as ``--seed`` does: a head pasted from a page);
+    :class:`BadInput` otherwise."""
+    seq, _, digest = text.strip().partition(":")
     digest = digest.lower()
     hexed = len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
     if not (seq.isascii() and seq.isdigit()) or int(seq) < 1 or not hexed:

@@ -723,6 +723,13 @@ class TestWitnessedHeads:
 
         assert parse_head("42:" + "0123456789abcdef" * 4) == Head(seq=42, hash="0123456789abcdef" * 4)
 
+    def test_a_head_pasted_with_white_space_around_it_is_read(self) -> None:
+        """White space around a head (pasted from the table page) is taken away, as ``--seed`` takes it away (a
+        head with a leading space was refused: found by a tester); inside it, "7 :..." is still refused (above)."""
+        from omen_replay.verify import Head, parse_head
+
+        assert parse_head(" 42:" + "ab" * 32 + "\n") == Head(seq=42, hash="ab" * 32)
+
     def test_an_uppercase_head_is_read_in_lower_case(self) -> None:
         """A head's hex digits in upper or mixed case are the same head, kept in lower case as the log writes it
         (``--seed`` takes either case too; an uppercase head was refused)."""
