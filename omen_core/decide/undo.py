@@ -47,15 +47,22 @@ class History(Protocol):
 def undo(draft: Draft, cmd: Undo, history: History | None) -> None:
     """Void the live events from the last undo point (or from ``to_seq``, if it is one) to the last live event."""
     state = draft.state
+    if cmd.to_seq is not None and 0 < cmd.to_seq < state.undo_floor:  # C42 first: a hint about the seq's command
+        raise _past_reveal(state)  # would point at another seq the reveal puts out of reach too (found by a tester)
     start = state.undo_point if cmd.to_seq is None else _checked_target(state, cmd.to_seq, history)
     if not start:
         raise RuleViolation("undo", "there is nothing to undo")
     if start < state.undo_floor:
-        reach = ("an undo goes back no further than the first command after the reveal"
-                 if state.undo_point >= state.undo_floor else "nothing can be undone")
-        raise RuleViolation("C42", f"{reach}: the seed revealed at seq {state.undo_floor - 1} is public, and a reveal "
-                                   "is never undone (a revealed seed is spent)")
+        raise _past_reveal(state)
     draft.record(Undone(from_seq=start, to_seq=state.live_seq, reason=cmd.reason))
+
+
+def _past_reveal(state: FightState) -> RuleViolation:
+    """C42: an undo back past the last seed revealed, refused saying how far back an undo may go."""
+    reach = ("an undo goes back no further than the first command after the reveal"
+             if state.undo_point >= state.undo_floor else "nothing can be undone")
+    return RuleViolation("C42", f"{reach}: the seed revealed at seq {state.undo_floor - 1} is public, and a reveal "
+                                "is never undone (a revealed seed is spent)")
 
 
 def _checked_target(state: FightState, seq: int, history: History | None) -> int:

@@ -152,13 +152,17 @@ class TestARevealIsNeverUndone:
         assert "can be undone starts at" not in str(refused.value)
 
     def test_undoing_past_the_reveal_is_refused_but_after_it_is_not(self) -> None:
-        """C42: an undo back to a command before the reveal is refused; one after the reveal is undone as usual."""
+        """C42: an undo back to a command before the reveal, or to a seq inside one, is refused by C42 (not with a
+        hint at the command's first seq, which the reveal puts out of reach too); one after the reveal is undone."""
         fight = duel(successors=(SECOND,))
         check(fight)
         before = fight.events[-1].batch
         fight.reveal_seed()
         with pytest.raises(RuleViolation, match=r"\[C42\]"):
             fight.execute(Undo(to_seq=before, reason="back"))
+        with pytest.raises(RuleViolation) as inside:  # a seq inside a command before the reveal: C42 first (it was
+            fight.execute(Undo(to_seq=before + 1, reason="back"))  # told to undo back to the command's first seq,
+        assert inside.value.rule == "C42"  # which the reveal puts out of reach too: found by a tester)
         check(fight)
         fight.undo(reason="the check after the reveal")
         assert fight.state.seed_commitment == commitment(SECOND)
