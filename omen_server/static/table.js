@@ -217,8 +217,10 @@
     function showDiceMode() {
       document.body.dataset.dice = typed() ? "typed" : "server";
       const panel = $(".table-panel");
-      // no choice to make where every face is typed, nor once the fight is over (nothing rolls then)
-      $("#dice-mode").hidden = !!panel && (panel.dataset.dice === "manual" || panel.dataset.ended === "yes");
+      // no choice to make where every face is typed, nor once the fight is over (nothing rolls then), nor for a
+      // spectator (it gives no command)
+      $("#dice-mode").hidden = !!panel && (panel.dataset.dice === "manual" || panel.dataset.ended === "yes"
+        || panel.dataset.seat === "spectator");
     }
 
     // What the user had in the old panel, put back into the new one: values, checks, open details, the focus.

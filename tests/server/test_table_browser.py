@@ -387,6 +387,15 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                 assert gm.title() == "Round 1: Kael Arden's turn · The ford · omen"
                 bar = player.locator("#dice-mode").bounding_box()
                 assert bar is not None and bar["height"] <= 48 and bar["width"] <= 390, bar
+                # A spectator's page offers no choice of dice: it gives no command (it offered one: a tester).
+                status, sam = server.call("POST", "/fights/ford/seats", {"kind": "spectator", "name": "Sam",
+                                                                         "combatants": []}, token=gm_token)
+                assert status == 201, sam
+                spectator = browser.new_page(viewport={"width": 390, "height": 844})
+                spectator.goto(f"{origin}/table/ford#token={sam['token']}")
+                expect(spectator.locator("#live")).to_have_text("live")
+                expect(spectator.locator("#dice-mode")).to_be_hidden()
+                spectator.close()
 
                 # Typed dice: the radio keeps the focus; a blank die is refused here, naming it; nothing is sent.
                 gm.locator("input[name=dice-mode][value=typed]").click()
