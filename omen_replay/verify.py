@@ -271,8 +271,10 @@ _NO_LINE = 2 ** 63
 
 def finding_words(finding: Finding) -> str:
     """A finding as ``omen verify`` says it: ``seq N, line L [rule] what (expected E, found F)``, the line and
-    the values where the finding has them."""
-    where = f"seq {finding.seq}" + (f", line {finding.line}" if finding.line else "")
+    the values where the finding has them; one about the log as a whole (seq 0: a seed given that matches no
+    commitment) says so, not "seq 0", which no log holds (found by a tester)."""
+    where = "the log as a whole" if not finding.seq else \
+        f"seq {finding.seq}" + (f", line {finding.line}" if finding.line else "")
     said = [f"{word} {value}" for word, value in (("expected", finding.expected), ("found", finding.found)) if value]
     detail = f" ({', '.join(said)})" if said else ""
     return f"{where} [{finding.rule}] {finding.what}{detail}"
