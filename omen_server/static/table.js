@@ -640,6 +640,15 @@
 
     async function seatAction(button) {
       const { seat, action } = button.dataset;
+      // Cutting a player off (revoking the seat, or a new link that voids theirs) takes a second press, as an undo
+      // does (one misclick did it: found by a tester); bringing a revoked seat back takes one.
+      if (!button.closest("li.revoked") && button.dataset.armed !== "yes") {
+        button.dataset.armed = "yes";
+        button.textContent = action === "revoke" ? "Press again to revoke" : "Press again for a new link";
+        tell(action === "revoke" ? "Press again to revoke the seat: its link will open nothing."
+          : "Press again to give the seat a new link: the old one will open nothing.");
+        return;
+      }
       const answer = await fetch(`/fights/${encodeURIComponent(fight)}/seats/${encodeURIComponent(seat)}/${action}`, {
         method: "POST", headers: auth,
       });

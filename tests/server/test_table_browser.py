@@ -578,8 +578,8 @@ def test_a_refusal_for_dice_awaited_is_said_in_the_pages_words_and_goes_once_the
     """The GM's Roll initiative waits for Alice's die (Kael's, C29): the GM's Apply a condition is refused, its
     error line saying once whose dice go first and the roll box's Withdraw button (it repeated itself and named
     DELETE /fights/{id}/staged); once Alice's die is in and round 1 has begun, the line is empty, the selects kept
-    (it said "waits for Alice's dice" until the next send; found by a tester). Her seat revoked, her page reloaded
-    says so and follows nothing."""
+    (it said "waits for Alice's dice" until the next send; found by a tester). The GM revokes her seat, in two
+    presses; her page, reloaded, says so and follows nothing."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -614,11 +614,17 @@ def test_a_refusal_for_dice_awaited_is_said_in_the_pages_words_and_goes_once_the
 
                 # The GM revokes Alice's seat; her page, reloaded, says why it opens nothing (it said "The request
                 # does not validate ... (at query.after)", following the fight from seq -1: found by a tester).
+                # Revoking takes a second press (one click did it: found by a tester).
                 status, seats = server.call("GET", "/fights/wait/seats", token=gm_token)
                 assert status == 200, seats
                 alice_seat = next(seat["id"] for seat in seats if seat["name"] == "Alice")
-                status, revoked = server.call("POST", f"/fights/wait/seats/{alice_seat}/revoke", token=gm_token)
-                assert status == 200, revoked
+                revoke = gm.locator(f'button.seat-action[data-seat="{alice_seat}"][data-action="revoke"]')
+                revoke.click()
+                expect(revoke).to_have_text("Press again to revoke")
+                status, seats = server.call("GET", "/fights/wait/seats", token=gm_token)
+                assert not next(seat for seat in seats if seat["id"] == alice_seat).get("revoked")
+                revoke.click()
+                expect(gm.locator("#message")).to_have_text("The seat is revoked: its link opens nothing now.")
                 alice.reload()
                 expect(alice.locator("#live")).to_have_text("not connected")
                 expect(alice.locator("#message")).to_contain_text("revoked")
