@@ -356,7 +356,8 @@ class Fight:
               combatants: Sequence[CombatantSheet] = (), salts: Salts = random_salts,
               commands: CommandMemo | None = None) -> Fight:
         """Open a new fight under ``ruleset`` (default: the shipped core ruleset), with ``combatants`` joined in
-        the same atomic append (a sheet the rules refuse, and nothing is written at all).
+        the same atomic append (a sheet the rules refuse, and nothing is written at all: its error's
+        ``sheet_index`` is that sheet's index in ``combatants``).
 
         For seeded dice only the seed's commitment goes into the first event.
         With a snapshot store, the state is snapshotted every ``snapshot_every``
@@ -371,7 +372,11 @@ class Fight:
                            title=title)
         try:
             fight.execute_all([begin, *(Join(sheet=sheet) for sheet in combatants)])
-        except ConcurrencyError as exc:
+        except OmenError as exc:
+            if exc.command_index:  # a join's refusal: the sheet's place among those given (the start is command 0)
+                exc.sheet_index = exc.command_index - 1
+            if not isinstance(exc, ConcurrencyError):
+                raise
             if exc.expected == 0 and exc.actual > 0 and not isinstance(exc, FightExists):
                 raise FightExists(fight_id, exc.actual) from None
             raise
@@ -510,7 +515,8 @@ class Fight:
 
     def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False) -> list[StoredEvent]:
         """Decide several commands one after the other and append all their events at once, atomically: all of
-        them or none (each still its own batch). How a fight's set-up is written in one go."""
+        them or none (each still its own batch). How a fight's set-up is written in one go. An :class:`OmenError`
+        one of the commands raises carries that command's index in ``commands`` (``command_index``)."""
         by = _checked_by(by)
         if isinstance(commands, (str, bytes, Mapping)) or not isinstance(commands, Sequence):
             raise InvalidArgument("commands", "a sequence of commands", commands)
@@ -537,8 +543,10 @@ class Fight:
                 state = self._after(draft.state, batch)
                 drafts.append(checked)
             self.store.append(self.fight_id, stored, self._state.version)
-        except BaseException:
+        except BaseException as exc:
             source.restore(mark)
+            if isinstance(exc, OmenError) and len(drafts) < len(commands) and exc.command_index is None:
+                exc.command_index = len(drafts)  # the command deciding when it was raised (not the append's)
             raise
         first = self._state.version + 1
         self._keep(state)

@@ -40,7 +40,16 @@ __all__ = [
 
 
 class OmenError(Exception):
-    """Root of every error omen raises on purpose."""
+    """Root of every error omen raises on purpose.
+
+    ``command_index``: where an error came from one command of a batch (:meth:`omen_core.engine.Fight.execute_all`),
+    that command's index in it (0 the first); ``sheet_index``: where it came from the set-up's join of one of the
+    sheets given to :meth:`omen_core.engine.Fight.start`, that sheet's index among them. Both None otherwise: a
+    caller names the place in its own terms (``$.combatants[1].id``) from these and a rule's ``field`` fact.
+    """
+
+    command_index: int | None = None
+    sheet_index: int | None = None
 
 
 class BadInput(OmenError):

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from omen_core import Fight, MemoryStore, ScriptedDice, SeededDice
+from omen_core import Fight, ScriptedDice, SeededDice
 from omen_core.content import (
     SHIPPED_ABILITIES,
     AbilityLibrary,
@@ -425,26 +425,21 @@ def run_scenario(scenario: Scenario, store: EventStore,
 
 
 def _refused_sheet(scenario: Scenario, exc: RuleViolation) -> ScenarioError:
-    """The set-up refused by the rules, named where the refused sheet is written: the first combatant the rules
-    refuse to join (each joined in turn to a fight of its own), in its sheet file or in the scenario, at the field
-    the rule names, with its line; the scenario's combatants as a whole if no single one is to blame."""
-    trial = Fight.start(MemoryStore(), scenario.settings.id or "trial", dice=ManualDice(), ruleset=scenario.ruleset)
-    for index, sheet in enumerate(scenario.combatants):
-        try:
-            trial.join(sheet)
-        except RuleViolation as refused:
-            field = str(refused.facts.get("field") or "$")
-            origin = scenario.origins[index] if index < len(scenario.origins) else ""
-            source, path = (origin, field) if origin else (scenario.source, f"$.combatants[{index}]{field[1:]}")
-            library = _in_library(scenario, index, sheet, field)
-            if library is not None:
-                source, path = library
-            fmt: Literal["toml", "json"] = "json" if source != scenario.source and not source.endswith(".toml") \
-                else "toml"
-            return ScenarioError(source, path, f"the rules refuse this combatant: {refused}",
-                                 _line(source, path, fmt))
-    return ScenarioError(scenario.source, "$.combatants", f"the fight's set-up is refused: {exc}",
-                         _line(scenario.source, "$.combatants"))
+    """The set-up refused by the rules, named where the refused sheet is written: the combatant the rules refused to
+    join (the error's ``sheet_index``), in its sheet file or in the scenario, at the field the rule names, with its
+    line; the scenario's combatants as a whole if no single one is to blame."""
+    index = exc.sheet_index
+    if index is None or not 0 <= index < len(scenario.combatants):
+        return ScenarioError(scenario.source, "$.combatants", f"the fight's set-up is refused: {exc}",
+                             _line(scenario.source, "$.combatants"))
+    field = str(exc.facts.get("field") or "$")
+    origin = scenario.origins[index] if index < len(scenario.origins) else ""
+    source, path = (origin, field) if origin else (scenario.source, f"$.combatants[{index}]{field[1:]}")
+    library = _in_library(scenario, index, scenario.combatants[index], field)
+    if library is not None:
+        source, path = library
+    fmt: Literal["toml", "json"] = "json" if source != scenario.source and not source.endswith(".toml") else "toml"
+    return ScenarioError(source, path, f"the rules refuse this combatant: {exc}", _line(source, path, fmt))
 
 
 _ABILITY_FIELD = re.compile(r"\$\.abilities\[(\d+)\](.*)", re.S)

@@ -839,9 +839,12 @@ class Fights:
             except ConcurrencyError:  # another server made the id first (its version check, not ours, saw it)
                 self.keep.unfound(rows, self.store)
                 raise Conflict(detail=f"a fight {fight_id!r} already exists") from None
-            except BaseException:
+            except BaseException as exc:
                 with contextlib.suppress(StoreUnavailable):
                     self.keep.unfound(rows, self.store)
+                placed = _refused_sheet(exc) if isinstance(exc, RuleViolation) else None
+                if placed is not None:
+                    raise placed from exc
                 raise
             fight.store = self.store
             self._loaded[fight_id] = fight  # the fight as started is the fight loaded: no second replay
@@ -1291,21 +1294,23 @@ def _fresh_id(fights: Fights) -> str:
 def _check_roster(combatants: Sequence[Any]) -> None:
     """422 ``rule-violation`` (C19) at ``$.combatants`` for a roster of fewer than two: the roster given with
     ``POST /fights`` is the whole roster (no ``join`` over HTTP), and a fight of one or none could never roll
-    initiative (it was made, and then could do nothing; found by a tester). A second combatant with an id already
-    given is refused (rule ``setup``) at its ``$.combatants[i].id`` (the join's refusal named no place)."""
+    initiative (it was made, and then could do nothing; found by a tester)."""
     if len(combatants) < 2:
         raise Unprocessable(f"[C19] a fight needs at least two combatants, and {len(combatants)} "
                             f"{'is' if len(combatants) == 1 else 'are'} given: the combatants given here are the "
                             "fight's whole roster (at $.combatants)", "$.combatants", "rule-violation",
                             "A rule refuses this command", rule="C19")
-    seen: dict[str, int] = {}
-    for index, sheet in enumerate(combatants):
-        if sheet.id in seen:
-            where = f"$.combatants[{index}].id"
-            raise Unprocessable(f"[setup] a combatant with id {sheet.id!r} has already joined (at {where}: "
-                                f"$.combatants[{seen[sheet.id]}] has that id; each combatant's id is its own)", where,
-                                "rule-violation", "A rule refuses this command", rule="setup")
-        seen[sheet.id] = index
+
+
+def _refused_sheet(exc: RuleViolation) -> Unprocessable | None:
+    """A set-up refused at one of the sheets given (its ``sheet_index``, from the engine's own join check: an id
+    taken, C14, C28, C37): 422 at ``$.combatants[i]`` and the field the rule names in that sheet
+    (``$.combatants[2].id``, ``$.combatants[1].abilities[0].applies``); None for a refusal of no one sheet."""
+    if exc.sheet_index is None:
+        return None
+    field = exc.facts.get("field")
+    where = f"$.combatants[{exc.sheet_index}]" + (field[1:] if isinstance(field, str) and field.startswith("$") else "")
+    return Unprocessable(f"{exc} (at {where})", where, "rule-violation", "A rule refuses this command", rule=exc.rule)
 
 
 def _check_ids(ids: Any, known: set[str], field: str) -> None:

@@ -191,16 +191,27 @@ class TestCreate:
         assert table.store.fights() == []
 
     def test_a_sheet_the_rules_refuse_creates_nothing(self, table: Any) -> None:
-        """Two combatants with one id: the set-up is refused whole (422, rule setup) at the second one's id, naming
-        the first (it named no place; found by a tester), and nothing is stored."""
+        """Two combatants with one id: the set-up is refused whole (422, rule setup) at the second one's id (it
+        named no place; found by a tester), and nothing is stored."""
         body = {"id": "x", "combatants": [sheet("kael"), sheet("vesh"), sheet("kael")]}
         answer = table.client.post("/fights", json=body)
         assert answer.status_code == 422, answer.text
         problem = answer.json()
         assert (problem["type"], problem["rule"], problem["field"]) == ("/problems/rule-violation", "setup",
                                                                        "$.combatants[2].id")
-        assert problem["detail"] == ("[setup] a combatant with id 'kael' has already joined (at $.combatants[2].id: "
-                                     "$.combatants[0] has that id; each combatant's id is its own)")
+        assert problem["detail"] == "[setup] a combatant with id 'kael' has already joined (at $.combatants[2].id)"
+        assert table.store.fights() == []
+
+    def test_a_damage_type_the_ruleset_lacks_is_named_in_its_sheet(self, table: Any) -> None:
+        """C14: a weapon of a damage type the ruleset does not know, on the second sheet, is 422 rule C14 at that
+        weapon's damage_type (every rule refusing a sheet named no field; the duplicate id alone was placed)."""
+        vesh = sheet("vesh")
+        vesh["weapons"][0]["damage_type"] = "ooze"
+        answer = table.client.post("/fights", json={"id": "x", "combatants": [sheet("kael"), vesh]})
+        assert answer.status_code == 422, answer.text
+        problem = answer.json()
+        assert (problem["rule"], problem["field"]) == ("C14", "$.combatants[1].weapons[0].damage_type")
+        assert problem["detail"].endswith("(at $.combatants[1].weapons[0].damage_type)") and "ooze" in problem["detail"]
         assert table.store.fights() == []
 
     @pytest.mark.parametrize("count", [0, 1])
