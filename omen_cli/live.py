@@ -298,7 +298,7 @@ def do_cmd(
                     bad_input(f"{exc} (or give --seed HEX to roll this seeded fight's own dice)")
                 raise
             except RuleViolation as exc:
-                raise _join_refused(exc, parsed, command, file) from None
+                raise _placed(exc, parsed, command, file) from None
             appended(stored)
             _say_fresh_seed(live, dice, following is None)
         found = live.options(offers=as_json or show_options)
@@ -326,15 +326,16 @@ def do_cmd(
         out.print(f"[dim]{escape(piece)}[/]" if n else escape(piece), soft_wrap=True)
 
 
-def _join_refused(refused: Any, parsed: Command, command: str | None, file: Path | None) -> Any:
-    """A join whose sheet the rules refuse, named as a scenario names it (``omen_core.content.refused_sheet``): the
-    file (or "the command"), the line and the path of the field in the command (``join.toml:9: ... (at
-    $.sheet.abilities[1])``); any other refusal as it is."""
+def _placed(refused: Any, parsed: Command, command: str | None, file: Path | None) -> Any:
+    """A refusal naming a field of the command, named where it is written: the file (or "the command"), the line
+    and the field's path (``attack.toml:4: [C4] ... (at $.weapon)``); a join's sheet as a scenario names it
+    (``join.toml:9: the rules refuse this combatant: ... (at $.sheet.abilities[1])``); any other refusal as it
+    is."""
     from omen_core.commands import Join
-    from omen_core.content import read_content, refused_sheet
+    from omen_core.content import placed_refusal, read_content, refused_sheet
     from omen_core.errors import ContentError
 
-    if not isinstance(parsed, Join):
+    if not isinstance(refused.facts.get("field"), str):
         return refused
     try:
         text = read_content(file, MAX_COMMAND_BYTES) if file is not None else command or ""
@@ -342,7 +343,10 @@ def _join_refused(refused: Any, parsed: Command, command: str | None, file: Path
         return refused
     text = text.removeprefix("\ufeff")
     fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
-    return refused_sheet(refused, str(file) if file is not None else "the command", text, fmt, "$.sheet") or refused
+    source = str(file) if file is not None else "the command"
+    if isinstance(parsed, Join):
+        return refused_sheet(refused, source, text, fmt, "$.sheet") or refused
+    return placed_refusal(refused, source, text, fmt) or refused
 
 
 def _recorded_by(issued: Any, by: str) -> str:

@@ -325,7 +325,7 @@ class CombatantSheet(_Content, frozen=True, kw_only=True, dict=True):
         listed = self.ability_ids()
         again = next((i for i, a in enumerate(listed) if a in listed[:i]), None)
         if again is not None:
-            raise ValueError(_at(f"abilities[{again}]", f"the ability {listed[again]!r} is listed twice: "
+            raise ValueError(_at(f"abilities[{again}]", f"[C37] the ability {listed[again]!r} is listed twice: "
                                                         f"{', '.join(listed)}"))
         for key, ability_id in _shorthand_ids(self.features, self.training):
             if ability_id in listed:  # it would apply twice (C37)
@@ -823,8 +823,9 @@ class Ability(_Content, frozen=True, kw_only=True, dict=True):
     def __post_init__(self) -> None:
         super().__post_init__()
         problem = _ability_problem(self)
-        if problem:
-            raise ValueError(problem)
+        if problem:  # named by its rule: a trigger's (C38), else an ability's as data (C37)
+            raise ValueError(problem if problem.startswith("[") else
+                             f"[{'C38' if self.use == 'trigger' else 'C37'}] {problem}")
 
 
 _ON_TURN = ("action", "bonus_action", "free")
@@ -1159,11 +1160,20 @@ def refused_sheet(refused: RuleViolation, source: str, text: str, fmt: Literal["
     is written, if the refusal names the sheet's field (its ``field`` fact, a path in the sheet): in ``source``,
     whose text is ``text``, the sheet at ``where`` in it (``$`` for a sheet file, ``$.sheet`` for a join command),
     at that field's line: ``join.toml:9: the rules refuse this combatant: [C37] ... (at $.sheet.abilities[1])``."""
+    return placed_refusal(refused, source, text, fmt, where, "the rules refuse this combatant: ")
+
+
+def placed_refusal(refused: RuleViolation, source: str, text: str, fmt: Literal["toml", "json"], where: str = "$",
+                   lead: str = "") -> ContentError | None:
+    """A command the rules refuse, named where the field they name (its ``field`` fact, a path in the command) is
+    written: in ``source`` (whose text is ``text``), the command at ``where`` in it, at that field's line
+    (``attack.toml:4: [C4] 'vesh' has no weapon 'maul' (weapons: knife) (at $.weapon)``); None if the refusal
+    names no field."""
     field = refused.facts.get("field")
     if not isinstance(field, str) or not field.startswith("$"):
         return None
     path = where + field[1:]
-    return ContentError(source, path, f"the rules refuse this combatant: {refused}", Lines(text, fmt)(path))
+    return ContentError(source, path, f"{lead}{refused}", Lines(text, fmt)(path))
 
 
 def _load(p: Path, kind: type[T]) -> T:

@@ -385,9 +385,13 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(422, "rule-violation", "A rule refuses this command",
                         scrub(words + (f" (at {found})" if found else ""), sight, typed), rule=exc.rule,
                         field=found)
-    if isinstance(exc, RuleViolation):
+    if isinstance(exc, RuleViolation):  # a field the rule names is the command's own: in the request, under $.command
+        named = exc.facts.get("field")
+        field = "$.command" + named[1:] if isinstance(named, str) and named.startswith("$") else None
+        words = _http_words(request, scrub(str(exc), sight, typed))
         return _problem(422, "rule-violation", "A rule refuses this command",
-                        _http_words(request, scrub(str(exc), sight, typed)), rule=exc.rule)
+                        words + (f" (at {field})" if field else ""), rule=exc.rule,
+                        field=field)
     if isinstance(exc, InvalidCommand):  # its path is the command's own: in the request, under $.command
         field = exc.path if exc.command == "command_issued" else "$.command" + exc.path.removeprefix("$")
         return _problem(400, "invalid-command", "The command does not validate",
@@ -402,14 +406,15 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
             "together); yours: " + ("; ".join(needed) or "none")
             + "; the others' are the GM's to roll and enter (in a seeded fight, the server's)")
         return _problem(422, "faces-needed", "The command needs the faces of its dice", detail, rule="C29",
-                        needed=needed, needed_dice=dice)
+                        needed=needed, needed_dice=dice, field=_dice_field(request))
     if isinstance(exc, SurplusFaces):
         detail = str(exc) if sight.gm else (
             f"{exc.given} {'face' if exc.given == 1 else 'faces'} given, but this command rolls fewer dice; yours: "
             + (describe_dice([r for r in exc.rolled if sight.owns(r.roller)]) or "none")
             + (f"; it stops first at {scrub(exc.stops, sight, typed)}" if exc.stops else "")
             + "; nothing was written")  # the others' dice (their sizes are their sheets') are not listed
-        return _problem(422, "surplus-faces", "More faces than the command rolls", detail, rule="C29")
+        return _problem(422, "surplus-faces", "More faces than the command rolls", detail, rule="C29",
+                        field=_dice_field(request))
     if isinstance(exc, StoreUnavailable):  # before BadInput, which it also is
         return _unavailable(request, exc)
     if isinstance(exc, KeyReused):  # to a player, not which command holds the key, nor where (it may be hidden)
@@ -418,7 +423,7 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         return _problem(422, "idempotency-key-reused", "This key was used for another request",
                         scrub(detail, sight, typed), field="$.command.idempotency_key")
     if isinstance(exc, InvalidDieFace):  # a face typed in that its die cannot show: the command's dice, C29's order
-        field = getattr(request.state, "dice_field", None) or "$.command.dice"  # POST /staged's are at $.dice
+        field = _dice_field(request)
         offset = getattr(request.state, "dice_offset", 0)  # the faces staged before this request's
         if exc.index is not None and exc.index >= offset:  # the face at its place in this request, as `field` says
             exc = InvalidDieFace(exc.face, exc.sides, exc.roll, exc.index - offset, field)
@@ -487,6 +492,11 @@ def _unavailable(request: Request[Any, Any, Any], exc: StoreUnavailable) -> Resp
         detail = f"{store} cannot be used now (nothing was written); retry shortly"
     return _problem(503, "store-unavailable", "The event store cannot be used now", detail,
                     headers={"Retry-After": "1"})
+
+
+def _dice_field(request: Request[Any, Any, Any]) -> str:
+    """Where a request's faces are: a command's ``$.command.dice``; POST /staged's ``$.dice``."""
+    return getattr(request.state, "dice_field", None) or "$.command.dice"
 
 
 def _http_words(request: Request[Any, Any, Any], detail: str) -> str:

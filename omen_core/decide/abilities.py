@@ -38,10 +38,10 @@ def owned_ability(draft: Draft, who: str, ability_id: str) -> Ability:
         have = ", ".join([*(a.id for a in sheet.written_abilities() if a.use in ("action", "bonus_action", "free")),
                           *(e.id for e in turn_actions(draft.state, who))])
         raise RuleViolation("C37", f"{who!r} has no ability {ability_id!r} to use on its turn (its abilities used "
-                                   f"on its turn: {have or 'none'})")
+                                   f"on its turn: {have or 'none'})", field="$.ability")
     if found.use not in ("action", "bonus_action", "free"):
         raise RuleViolation("C37", f"{found.name} is {'passive' if found.use == 'passive' else 'triggered'}: it is "
-                                   "not used with use_ability (docs/abilities.md)")
+                                   "not used with use_ability (docs/abilities.md)", field="$.ability")
     return found
 
 
@@ -66,7 +66,7 @@ def use_ability(draft: Draft, cmd: UseAbility) -> None:
     target = cmd.who if cmd.target is None and ability.target in ("self", "ally", "any") and \
         not any(isinstance(e, Save) for e in ability.effects) else cmd.target
     if target is None:
-        raise RuleViolation("C37", f"{ability.name} needs a target ({ability.target})")
+        raise RuleViolation("C37", f"{ability.name} needs a target ({ability.target})", field="$.target")
     draft.present(target, f"be the target of {ability.name}")
     why = target_refusal(draft.state, cmd.who, target, ability)
     if why is not None:

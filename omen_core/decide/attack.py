@@ -153,7 +153,7 @@ def _weapon(sheet: CombatantSheet, cmd: DeclareAttack, wielding: tuple[str, ...]
     weapon = sheet.weapon(cmd.weapon)
     if weapon is None:
         have = ", ".join(w.id for w in sheet.weapons) or "none"
-        raise RuleViolation("C4", f"{sheet.id!r} has no weapon {cmd.weapon!r} (weapons: {have})")
+        raise RuleViolation("C4", f"{sheet.id!r} has no weapon {cmd.weapon!r} (weapons: {have})", field="$.weapon")
     if weapon.id not in wielding and "spell" not in weapon.properties:  # a spell is no gear to hold
         held = ", ".join(w.id for w in sheet.weapons if w.id in wielding) or "nothing"
         raise RuleViolation("C35", f"{sheet.id!r} does not hold {weapon.id!r} (in hand: {held}); draw it first")

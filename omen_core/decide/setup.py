@@ -196,11 +196,13 @@ def check_damage_type(draft: Draft, damage_type: str, where: str, field: str = "
                             field=field)
 
 
-def condition_stacks(draft: Draft, who: str, condition: str, add: int) -> tuple[int, int]:
-    """(stacks added, stacks after) when ``add`` stacks of ``condition`` land, capped at its maximum (C28)."""
+def condition_stacks(draft: Draft, who: str, condition: str, add: int, field: str | None = None) -> tuple[int, int]:
+    """(stacks added, stacks after) when ``add`` stacks of ``condition`` land, capped at its maximum (C28);
+    ``field``: where a command names the condition (the refusal's ``field`` fact), if one does."""
     defs = draft.ruleset.conditions
     if condition not in defs:
-        raise RuleViolation("C28", f"unknown condition {condition!r} (the ruleset knows: {', '.join(defs)})")
+        raise RuleViolation("C28", f"unknown condition {condition!r} (the ruleset knows: {', '.join(defs)})",
+                            **({"field": field} if field else {}))
     now = draft.combatant(who).conditions.get(condition, 0)
     after = min(now + add, defs[condition].max_stacks)
     return after - now, after
@@ -214,24 +216,25 @@ def apply_condition(draft: Draft, cmd: ApplyConditionCommand) -> None:
     if cmd.condition == "Dying":
         hp = draft.combatant(cmd.who).hp
         raise RuleViolation("C36", f"Dying follows HP: it is set when HP reaches 0 (C28) and ends when HP rises above "
-                                   f"0 (C36), never applied by hand ({cmd.who!r} is at {hp} HP)")
-    added, after = condition_stacks(draft, cmd.who, cmd.condition, cmd.stacks)
+                                   f"0 (C36), never applied by hand ({cmd.who!r} is at {hp} HP)", field="$.condition")
+    added, after = condition_stacks(draft, cmd.who, cmd.condition, cmd.stacks, "$.condition")
     for named in (cmd.by, cmd.of):
         if named is not None:
             draft.combatant(named)
     if draft.ruleset.conditions[cmd.condition].save_ends is not None:
         if cmd.by is None:
             raise RuleViolation("C40", f"a save ends {cmd.condition}, opposed by whoever applied it (C15): say who "
-                                       "did (by)")
+                                       "did (by)", field="$.by")
         if cmd.by == cmd.who:
             raise RuleViolation("C40", f"a save ends {cmd.condition}, opposed by whoever applied it (C15): {cmd.who!r} "
-                                       "cannot oppose its own save")
+                                       "cannot oppose its own save", field="$.by")
     of = cmd.of if cmd.of is not None else cmd.by
     if cmd.until is None and cmd.of is not None:
-        raise RuleViolation("C40", "`of` names whose next turn ends the condition: give `until` with it")
+        raise RuleViolation("C40", "`of` names whose next turn ends the condition: give `until` with it",
+                            field="$.until")
     if cmd.until is not None and of is None:
         raise RuleViolation("C40", f"{cmd.condition} lasts until the {cmd.until.replace('_', ' ')} of whom? "
-                                   "name them (of), or who applied it (by)")
+                                   "name them (of), or who applied it (by)", field="$.of")
     draft.emit(ConditionApplied(action=None, who=cmd.who, condition=cmd.condition, added=added, stacks=after,
                                 reason=cmd.reason or "applied by the GM", by=cmd.by, until=cmd.until,
                                 of=of if cmd.until is not None else None))
@@ -241,10 +244,10 @@ def clear_condition(draft: Draft, cmd: ClearConditionCommand) -> None:
     """The GM clears a condition the combatant has."""
     draft.require("clear_condition")
     if not draft.combatant(cmd.who).has(cmd.condition):
-        raise RuleViolation("C28", f"{cmd.who!r} is not {cmd.condition}")
+        raise RuleViolation("C28", f"{cmd.who!r} is not {cmd.condition}", field="$.condition")
     if cmd.condition == "Dying":
         raise RuleViolation("C36", f"Dying ends when HP rises above 0 (C36), never cleared by hand: {cmd.who!r} is at "
-                                   "0 HP, so still Dying; an ability's heal raises it")
+                                   "0 HP, so still Dying; an ability's heal raises it", field="$.condition")
     draft.emit(ConditionCleared(action=None, who=cmd.who, condition=cmd.condition,
                                 reason=cmd.reason or "cleared by the GM"))
 

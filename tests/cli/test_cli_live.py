@@ -607,6 +607,28 @@ class TestJoinRefusedWhereWritten:
         assert said.endswith("(at $.sheet.id)")
 
 
+class TestARefusedFieldIsNamed:
+    """A command the rules refuse at one of its fields names it: the file's line and the field's path, as a join
+    does (it said only the rule: found by a tester writing a client)."""
+
+    def test_a_weapon_the_sheet_lacks_from_a_file(self, turn_log: Path, tmp_path: Path) -> None:
+        """C4: Kael's attack with a maul his sheet has not: ``attack.toml:4: [C4] ... (at $.weapon)``."""
+        file = tmp_path / "attack.toml"
+        file.write_text('command = "declare_attack"\nattacker = "kael"\ntarget = "vesh"\nweapon = "maul"\n')
+        said = _refused_file(turn_log, file)
+        assert said.startswith(f"omen: error: {file}:4: [C4] 'kael' has no weapon 'maul'") and \
+            said.endswith("(at $.weapon)"), said
+
+    def test_an_unknown_condition_typed_in(self, turn_log: Path) -> None:
+        """C28: a condition the ruleset does not know, given on the command line: its path in the command."""
+        before = turn_log.read_bytes()
+        result = omen("do", str(turn_log), '{"command":"apply_condition","who":"kael","condition":"Sleepy"}')
+        assert result.exit_code == 2 and turn_log.read_bytes() == before
+        said = " ".join(result.stderr.split())
+        assert said.startswith("omen: error: the command:1: [C28] unknown condition 'Sleepy'") and \
+            said.endswith("(at $.condition)"), said
+
+
 def _refused_file(log: Path, file: Path) -> str:
     """``omen do LOG --file FILE``, refused: exit 2, nothing written; the message, unwrapped."""
     before = files_in(log.parent)

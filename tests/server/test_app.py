@@ -261,6 +261,31 @@ class TestCommands:
         assert answer.json()["rule"] and answer.json()["rule"] in answer.json()["detail"]
         assert lines(table.store, "duel") == before
 
+    @pytest.mark.parametrize("command, rule, field", [
+        ({"command": "declare_attack", "attacker": "ME", "target": "FOE", "weapon": "maul"}, "C4",
+         "$.command.weapon"),
+        ({"command": "use_ability", "who": "ME", "ability": "zzz"}, "C37", "$.command.ability"),
+        ({"command": "apply_condition", "who": "FOE", "condition": "Sleepy"}, "C28", "$.command.condition"),
+        ({"command": "end_turn", "who": "ME", "dice": [6]}, "C29", "$.command.dice"),
+    ])
+    def test_a_refusal_at_one_field_names_it(self, table: Any, command: dict[str, Any], rule: str,
+                                             field: str) -> None:
+        """A rule refusing one field of a command names it (``field``, and ``(at ...)`` in the detail): a weapon
+        the sheet lacks (C4), an ability it has not (C37), a condition the ruleset lacks (C28), faces a command
+        that rolls nothing was given (C29); they named the rule alone (found by a tester writing a client). The
+        log is byte-identical."""
+        table.create()
+        first = table.command({"command": "roll_initiative"}).json()["options"]["turn"]
+        foe = "vesh" if first == "kael" else "kael"
+        before = lines(table.store, "duel")
+        given = {k: {"FOE": foe, "ME": first}.get(v, v) if isinstance(v, str) else v for k, v in command.items()}
+        answer = table.command(given)
+        assert answer.status_code == 422, answer.text
+        problem = answer.json()
+        assert (problem["rule"], problem["field"]) == (rule, field), problem
+        assert rule == "C29" or problem["detail"].endswith(f"(at {field})")
+        assert lines(table.store, "duel") == before
+
     def test_an_undo_never_reaches_into_the_set_up(self, table: Any) -> None:
         """POST /fights joins the roster whole and join is no command over HTTP, so an undo whose target is a
         set-up event (seqs 1-3: fight_started, two combatant_joined) is refused (422 rule undo, the log

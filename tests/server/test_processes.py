@@ -126,10 +126,12 @@ class Stream:
         assert self.answer.headers.get("Content-Encoding") is None
 
     def messages(self) -> Any:
-        """The messages, as they come."""
+        """The messages, as they come; every line ends in CR LF, as docs/server.md says (a client splitting on
+        LF LF alone received nothing: found by a tester)."""
         event, ident, data = "", None, ""
         for raw in self.answer:
-            line = raw.decode().rstrip("\r\n")
+            assert raw.endswith(b"\r\n") and b"\r" not in raw[:-2], raw
+            line = raw.decode().removesuffix("\r\n")
             if not line:
                 if data:
                     yield event, ident, json.loads(data)
