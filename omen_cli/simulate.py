@@ -6,6 +6,7 @@ The heavy imports wait until the command runs, so that ``omen`` starts as fast w
 
 from __future__ import annotations
 
+import os
 import secrets
 from enum import Enum
 from pathlib import Path
@@ -135,7 +136,7 @@ def simulate_command(
 
 
 def _policies(given: list[str]) -> dict[str, str]:
-    """Each side's policy from the --policy options, each side given once."""
+    """Each side's policy from the --policy options, each side given once; a policy's file by its absolute path."""
     found: dict[str, str] = {}
     for item in given:
         side, eq, name = item.partition("=")
@@ -143,6 +144,9 @@ def _policies(given: list[str]) -> dict[str, str]:
             bad_input(f"--policy {item!r}: give SIDE=NAME (e.g. raiders=cautious)")
         if side in found:
             bad_input(f"--policy {side}=...: given twice ({found[side]} and {name}); give each side's policy once")
+        module, colon, attribute = name.rpartition(":")
+        if colon and module.endswith(".py"):  # a file: recorded by its absolute path, so that the run's fights play
+            name = f"{os.path.abspath(module)}:{attribute}"  # again from any directory, and on every Dask worker
         found[side] = name
     return found
 
@@ -542,7 +546,7 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
     import msgspec
 
     from omen_core.content import read_content
-    from omen_replay.simulate.run import edited, read_run, regenerate
+    from omen_replay.simulate.run import edited, read_run, regenerate, unsound
     from omen_replay.verify import verify_store
 
 
@@ -559,6 +563,9 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
     appended(list(fight.events), f"fight {fight.fight_id!r} written to {log_url}")  # a lost report: exit 3 (README)
     report = verify_store(store, fight.fight_id)
     same = played.record == recorded
+    from omen_core import __version__
+
+    findings = unsound(run, run.manifest.omen == __version__)
     if as_json:
         stdout.write(msgspec.json.encode({"fight_id": fight.fight_id, "events": fight.version, "clean": report.clean,
                                           "same_as_recorded": same, "record": played.record,
@@ -568,12 +575,15 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
         _say(f"fight {index} of {escape(str(run_file))} written to {escape(str(log_url))} as {fight.fight_id!r}: "
              f"{fight.version} events; "
              f"{_outcome(r)}"
-             + (" (as the run recorded)" if same else ""))
+             + (" (as the run recorded)" if same and not findings else ""))
         _say(f"[green]verified[/]: {report.events} events, every die matches the revealed seed" if report.clean
              else f"[red]{len(report.problems)} finding(s)[/]: omen verify {log_url} --fight {fight.fight_id}")
+    if same and findings:  # the fight as recorded, but the file around it does not hold together
+        err.print(f"[bold red]omen: error:[/] fight {index} came out as the run recorded it, but the run file was "
+                  f"edited since the run: {escape('; '.join(findings))}")
+        raise typer.Exit(1)  # a finding, as verify's: exit 1 though the log is written
     if not same:
         changed = edited(run)
-        from omen_core import __version__
         from omen_replay.simulate.policies import BUILT_IN
 
         own = sorted({p for p in run.manifest.policies.values() if p not in BUILT_IN})

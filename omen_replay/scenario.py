@@ -282,7 +282,8 @@ def _libraries(settings: FightSettings, scenario: Path, locate: Lines) -> tuple[
                 else defined.get(ability_id)
             if clash:
                 raise ScenarioError(str(path), f"$.abilities.{ability_id}",
-                                    f"ability {ability_id!r} is already defined by {clash}: give it another id",
+                                    f"[C37] ability {ability_id!r} is already defined by {clash}: give it another "
+                                    "id",
                                     lines(f"$.abilities.{ability_id}"))
             defined[ability_id] = str(path)
         found.append((str(path), library))
@@ -452,7 +453,8 @@ def _in_library(scenario: Scenario, index: int, sheet: CombatantSheet, field: st
     written_in = scenario.libraries[index] if index < len(scenario.libraries) else ()
     if found is None or int(found[1]) >= len(written_in) or not written_in[int(found[1])]:
         return None
-    return written_in[int(found[1])], f"$.abilities.{sheet.ability_ids()[int(found[1])]}{found[2]}"
+    rest = "" if found[2] == ".id" else found[2]  # a library's ability has no id field: its table's key is its id
+    return written_in[int(found[1])], f"$.abilities.{sheet.ability_ids()[int(found[1])]}{rest}"
 
 
 def _line(source: str, path: str, fmt: Literal["toml", "json"] = "toml") -> int:

@@ -1012,11 +1012,22 @@ def test_a_save_made_offers_nothing_waiting_for_a_failure() -> None:
      "at attack.damaged the attack is resolved: a modifier effect cannot change it"),
 ])
 def test_a_trigger_at_a_moment_it_does_not_fit_is_refused(trigger: str, effects: str, said: str) -> None:
-    """C38: owners, outcomes and effects are those of the moment: each misfit is refused with the file and path."""
+    """C38: owners, outcomes and effects are those of the moment: each misfit is refused with the file, the rule
+    (C38: it named none; found by a tester) and the path."""
     toml = f'[abilities.x]\nname = "X"\nuse = "trigger"\ntrigger = {trigger}\neffects = {effects}\n'
-    with pytest.raises(ContentError, match=re.escape(said)) as info:
+    with pytest.raises(ContentError, match=re.escape("[C38] " + said)) as info:
         decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
     assert "$.abilities.x" in str(info.value)
+
+
+def test_an_ability_that_does_not_hold_together_names_c37() -> None:
+    """C37: a passive ability with a damage effect is refused naming the rule, the file, the line and the path."""
+    toml = ('[abilities.x]\nname = "X"\nuse = "passive"\n'
+            'effects = [{ kind = "damage", flat = 1, damage_type = "fire" }]\n')
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert str(info.value).startswith("party.toml:1: [C37] a passive ability's effects are") and \
+        str(info.value).endswith("(at $.abilities.x)")
 
 
 # -- the moments of the round (C38: turn start or end, round end) --------------------------------------------------

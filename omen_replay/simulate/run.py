@@ -38,7 +38,7 @@ from .summary import Comparison, Summary, Tally, compare, summarise
 __all__ = ["FORMAT", "WORKERS_PER_CORE", "Manifest", "EncounterRun", "Timing", "Run", "Progress", "Backend",
            "serial", "pool", "dask",
            "simulate", "run_batch", "regenerate", "RunError", "run_json", "MOST_FIGHTS",
-           "check_counts", "settings_key", "key_of", "policies_of"]
+           "check_counts", "settings_key", "key_of", "policies_of", "unsound"]
 
 #: What a run's file says it is.
 FORMAT: Final = "omen-simulation/3"
@@ -530,6 +530,31 @@ def edited(run: Run) -> list[str]:
     order, its sets in the order of the process, may be listed too.)"""
     return [played.label or str(n) for n, played in enumerate(run.encounters)
             if digest_of(played.encounter) != played.encounter.digest]
+
+
+def unsound(run: Run, same_omen: bool) -> list[str]:
+    """What in ``run`` does not follow from the rest of it, each said in words: an encounter that no longer hashes
+    to the digest the run recorded (:func:`edited`); and, for a run made by this omen (``same_omen``: another may
+    summarise otherwise), a summary that is not the one its records give, a comparison that is not the records'.
+    Empty for a run file as omen wrote it. (Not a seal: one who edits a record and the summary to match, or
+    recomputes a digest, is caught only by the fight itself played again.)"""
+    found = [f"encounter {label} no longer hashes to the digest the run recorded" for label in edited(run)]
+    if not same_omen:
+        return found
+    policies = run.manifest.policies
+    for n, er in enumerate(run.encounters):
+        names = {s.policy: s.policy_name for s in er.summary.sides if s.policy_name}
+        try:
+            again = summarise(er.encounter, er.records, policies, names)
+        except (KeyError, ValueError, ZeroDivisionError):  # a side or combatant the records and encounter disagree on
+            again = None
+        if again != er.summary:
+            found.append(f"encounter {er.label or n}'s summary is not the one its {len(er.records)} records give")
+    if run.comparison is not None and len(run.encounters) == 2:
+        a, b = run.encounters
+        if compare(a.encounter, b.encounter, a.records, b.records) != run.comparison:
+            found.append("the comparison is not the one the two encounters' records give")
+    return found
 
 
 def regenerate(run: Run, index: int, label: str | None = None) -> tuple[Played, FightRecord]:

@@ -218,6 +218,23 @@ class TestARun:
         assert f"wardens (hold-the-line, {policy.partition('=')[2]}) win" in " ".join(shown.output.split())
 
 
+    def test_a_policy_file_given_relative_is_recorded_absolute_and_replays_from_anywhere(
+            self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A policy's file given relative to the directory the run is made in is recorded by its absolute path, so
+        that a fight of the run plays again from another directory (it was recorded as typed, and --replay from
+        elsewhere said "no such file"; on Dask, each worker resolved it against its own directory: found by a
+        tester)."""
+        monkeypatch.chdir(ROOT / "examples")
+        result = omen("simulate", EMBER_FORD_2V2, "--fights", 2, "--workers", 1, "--policy",
+                      "wardens=policies/hold_the_line.py:HoldTheLine", "--out", tmp_path / "r.json")
+        assert result.exit_code == 0, result.output
+        recorded = json.loads((tmp_path / "r.json").read_text())["manifest"]["policies"]["wardens"]
+        assert recorded == f"{ROOT}/examples/policies/hold_the_line.py:HoldTheLine"
+        monkeypatch.chdir(tmp_path)
+        again = omen("simulate", "--replay", tmp_path / "r.json", 1, "--log", tmp_path / "f.jsonl")
+        assert again.exit_code == 0 and "(as the run recorded)" in again.output, again.output
+
+
 class TestTheRunsFile:
     def test_the_default_name_tells_runs_apart_by_their_settings(self, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
@@ -438,6 +455,29 @@ class TestBadInput:
         said = " ".join(result.output.split())
         assert "no longer hashes to the digest the run recorded: edited since the run" in said
         assert "may rule differently" not in said
+
+    @pytest.mark.parametrize("edit, says", [
+        (lambda run: run["encounters"][0]["encounter"].update(title="Forged title"),
+         "encounter 0 no longer hashes to the digest the run recorded"),
+        (lambda run: run["encounters"][0]["encounter"].update(digest="0" * 64),
+         "encounter 0 no longer hashes to the digest the run recorded"),
+        (lambda run: run["encounters"][0]["summary"]["sides"][0]["wins"].update(count=1),
+         "encounter 0's summary is not the one its 200 records give"),
+    ])
+    def test_a_run_file_edited_where_the_fight_does_not_show_it_is_said(self, ember_run: Path, tmp_path: Path,
+                                                                          edit: Any, says: str) -> None:
+        """An encounter's title or digest edited, or a side's wins in the summary: fight 1 comes out as recorded,
+        but the run file does not hold together, exit 1, said, and not "(as the run recorded)" (all three printed
+        "as the run recorded" and exited 0; found by a tester)."""
+        run = json.loads(ember_run.read_text())
+        edit(run)
+        edited = tmp_path / "edited.json"
+        edited.write_text(json.dumps(run))
+        result = omen("simulate", "--replay", edited, 1, "--log", tmp_path / "f.jsonl")
+        assert result.exit_code == 1, result.output
+        said = " ".join(result.output.split())
+        assert "came out as the run recorded it, but the run file was edited since the run" in said and says in said
+        assert "(as the run recorded)" not in said
 
     def test_a_record_edited_since_is_said_as_edited_not_as_another_omen(self, ember_run: Path,
                                                                          tmp_path: Path) -> None:

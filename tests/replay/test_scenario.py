@@ -334,6 +334,30 @@ class TestSheetRefusals:
                                                        f'abilities = ["party.{fmt}", "party.{fmt}"]')))
         assert info.value.path == "$.fight.abilities[1]" and "listed twice" in str(info.value)
 
+    def test_a_library_ability_clashing_with_one_a_sheet_writes_is_named_at_its_table(self, tmp_path: Path) -> None:
+        """C37: Bo writes out its own "thorns"; Cy lists the library's, which differs: the refusal names the
+        library's ``[abilities.thorns]`` table and its line (it named ``$.abilities.thorns.id``, a field a library
+        does not have; found by a tester)."""
+        thorns = ('name = "Thorns"\nuse = "trigger"\n'
+                  'trigger = { moment = "attack.damaged", owner = "target" }\n')
+        (tmp_path / "party.toml").write_text("[abilities.thorns]\n" + thorns
+                                             + 'effects = [{ kind = "damage", flat = 2, damage_type = "piercing", '
+                                               'to = "target" }]\n')
+        (tmp_path / "kael.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "kael.toml").read_text())
+        attributes = ('attributes = { STR = { die = "d6" }, AGI = { die = "d6" }, INT = { die = "d6" }, '
+                      'RES = { die = "d6" }, FCS = { die = "d6" } }\n')
+        text = MINIMAL.replace('id = "m"\n', 'id = "m"\nabilities = ["party.toml"]\n') + (
+            '\n[[combatants]]\nid = "bo"\nname = "Bo"\nside = "b"\nhp = 10\n' + attributes
+            + '[[combatants.abilities]]\nid = "thorns"\n' + thorns.replace("Thorns", "Thorns of Bo")
+            + 'effects = [{ kind = "damage", flat = 3, damage_type = "piercing", to = "target" }]\n'
+            + '\n[[combatants]]\nid = "cy"\nname = "Cy"\nside = "b"\nhp = 10\nabilities = ["thorns"]\n' + attributes)
+        with pytest.raises(ScenarioError) as info:
+            run_scenario(load_scenario(write(tmp_path, text)), MemoryStore())
+        err = info.value
+        assert (err.source, err.path, err.line) == (str(tmp_path / "party.toml"), "$.abilities.thorns", 1), str(err)
+        assert "[C37] cy's ability 'thorns' differs from the one bo's sheet writes under that id" in str(err)
+
+
 class TestEveryErrorIsPlaced:
     """Issue #26, item 7: every error of a scenario or a sheet names its file, a line of it and a field path
     (``FILE:LINE: what (at $.path)``), whatever was done to the files (a fuzz test: 57 of 1,300 fuzzed files
