@@ -73,6 +73,7 @@ from omen_core.events import (
     encode_line,
     is_undo_batch,
 )
+from omen_core.extensions import auto_rerolls
 from omen_core.hooks import amount_of
 from omen_core.machine import action_of
 from omen_core.parts import HALF_ON_SUCCESS
@@ -250,12 +251,15 @@ class DieLine(msgspec.Struct, frozen=True, kw_only=True):
     seed_confirms: bool | None = None
     origin: str | None = None
     rerolled: int | None = None
+    rerolled_by: str | None = None
 
     def history(self) -> str:
-        """The die's history in words, empty if it has none: ``added by Lucky; rerolled: 1, then 5``."""
+        """The die's history in words, empty if it has none: ``added by Lucky; rerolled by Lucky Aim (automatic,
+        C39): 1, then 5``."""
         said = [f"added by {self.origin}"] if self.origin is not None else []
         if self.rerolled is not None:
-            said.append(f"rerolled: {self.rerolled}, then {self.face}")
+            said.append(f"rerolled{' by ' + self.rerolled_by if self.rerolled_by else ''}: {self.rerolled}, then "
+                        f"{self.face}")
         return "; ".join(said)
 
 
@@ -556,8 +560,43 @@ def explain_records(records: Iterable[StoredEvent], seq: int, seed: bytes | None
     return explain(LinesSource([encode_line(r) for r in listed], where="the events given"), seq, seed)
 
 
-def _dice(recs: Iterable[StoredEvent], seed: bytes | None) -> tuple[DieLine, ...]:
-    """Every die of the rolls among ``recs``; a reroll's die (C39) carries the face it replaced."""
+def _rerolls_by(events: Sequence[tuple[StoredEvent, FightState]]) -> dict[int, str]:
+    """What made each reroll of an action's hit roll (C39), by the reroll's seq: ``Lucky Aim (automatic, C39)``,
+    an ability's automatic reroll, as the engine picks it (each handler in turn, a die once); ``Second Look
+    (chosen, C39)``, the answer to a decision point that came before it (the ability's name, by its id)."""
+    found: dict[int, str] = {}
+    auto: dict[tuple[int, int], str] = {}
+    chosen: str | None = None
+    for k, (rec, state) in enumerate(events):
+        e = rec.event
+        if isinstance(e, DiceRolled) and e.purpose == "hit" and k + 1 < len(events):
+            after = events[k + 1][1]  # the state before the next event: the hit roll on the frame
+            frame = after.pending
+            if frame is not None and getattr(frame, "hit_roll", None) is not None:
+                for handler in auto_rerolls(after):
+                    for index in handler.dice(after, frame):
+                        auto.setdefault((e.counter, index), handler.origin)
+            chosen = None
+        elif isinstance(e, DecisionAnswered):
+            chosen = None if e.choice == PASS else _ability_name(state, e.who, e.decision)
+        elif isinstance(e, DiceRolled) and e.rerolls is not None and e.die is not None:
+            if chosen is not None:
+                found[rec.seq] = f"{chosen} (chosen, C39)"
+            elif (e.rerolls, e.die) in auto:
+                found[rec.seq] = f"{auto[(e.rerolls, e.die)]} (automatic, C39)"
+    return found
+
+
+def _ability_name(state: FightState, who: str, ability_id: str) -> str:
+    """The name of ``who``'s ability ``ability_id`` (the id if its sheet writes none of that id)."""
+    fighter = state.combatants.get(who)
+    written = fighter.sheet.written_abilities() if fighter is not None else ()
+    return next((a.name for a in written if a.id == ability_id), ability_id)
+
+
+def _dice(recs: Iterable[StoredEvent], seed: bytes | None, by: Mapping[int, str] | None = None) -> tuple[DieLine, ...]:
+    """Every die of the rolls among ``recs``; a reroll's die (C39) carries the face it replaced, and what made it
+    (``by``: :func:`_rerolls_by`)."""
     lines = []
     faces: dict[tuple[int, int], int] = {}
     for rec in recs:
@@ -573,7 +612,7 @@ def _dice(recs: Iterable[StoredEvent], seed: bytes | None) -> tuple[DieLine, ...
             lines.append(DieLine(seq=rec.seq, counter=rolled.counter, purpose=rolled.purpose, roller=rolled.roller,
                                  pool=die.pool, sides=die.sides, face=die.face, source=rolled.source,
                                  seed_confirms=(i not in wrong) if checked else None, origin=die.origin,
-                                 rerolled=replaced))
+                                 rerolled=replaced, rerolled_by=(by or {}).get(rec.seq)))
     return tuple(lines)
 
 
@@ -673,7 +712,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     left, healed_words = healing.finish()
     parts += left
     verdicts += healed_words
-    return Explanation(seq=first.seq, kind="attack", title=title, dice=_dice((r for r, _ in events), seed),
+    return Explanation(seq=first.seq, kind="attack", title=title,
+                       dice=_dice((r for r, _ in events), seed, _rerolls_by(events)),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
 

@@ -595,7 +595,8 @@ def test_a_seeded_fight_with_rerolls_verifies() -> None:
 
 
 def test_explain_shows_a_rerolled_dies_history() -> None:
-    """C39: explaining the attack shows the reroll's die with the face it replaced (``rerolled: 1, then 5``)."""
+    """C39: explaining the attack shows the reroll's die with the face it replaced and the ability that rerolled it
+    (``rerolled by Lucky Strikes (automatic, C39): 1, then 5``; it named no ability: found by a tester)."""
     from omen_replay.explain import explain_records
 
     fight = new_fight(having(sheet("ana"), "lucky_strikes"), sheet("orc", side="raiders"), faces=[1, 2, 5, 3])
@@ -604,7 +605,21 @@ def test_explain_shows_a_rerolled_dies_history() -> None:
     seq = next(r.seq for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "reroll")
     explained = explain_records(fight.events, seq)
     again = [d for d in explained.dice if d.purpose == "reroll"]
-    assert [(d.face, d.rerolled) for d in again] == [(5, 1)] and "rerolled: 1, then 5" in again[0].history()
+    assert [(d.face, d.rerolled, d.rerolled_by) for d in again] == [(5, 1, "Lucky Strikes (automatic, C39)")]
+    assert again[0].history() == "rerolled by Lucky Strikes (automatic, C39): 1, then 5"
+
+
+def test_explain_names_the_answer_that_chose_a_reroll() -> None:
+    """C39, chosen: Second Chance's reroll of Ana's 2 (a 6) is explained as chosen by that ability."""
+    from omen_replay.explain import explain_records
+
+    fight = new_fight(having(sheet("ana"), "second_chance"), sheet("orc", side="raiders"), faces=[2, 1, 4, 6, 1])
+    fight.attack("ana", "orc", unarmed=True)
+    fight.answer_decision("second_chance", "ana", "use")
+    fight.defend("orc", None)
+    seq = next(r.seq for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "reroll")
+    again = [d for d in explain_records(fight.events, seq).dice if d.purpose == "reroll"]
+    assert [(d.face, d.rerolled, d.rerolled_by) for d in again] == [(6, 2, "Second Chance (chosen, C39)")]
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
