@@ -316,7 +316,7 @@ def do_cmd(
     if show_options:
         print_options(found, False, live.state)
         return
-    print_where(found)
+    print_where(found, live.state)
     chosen = f" --fight {shlex.quote(fight)}" if fight is not None else ""  # a store of several needs it
     folded = fold_footer(found.head, f"omen status {shlex.quote(log_url)}{chosen} --all", "lists every command "
                          "accepted now", terminal_width())  # the head whole, the command folded to paste

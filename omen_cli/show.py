@@ -68,7 +68,7 @@ def print_where(found: Options, state: FightState | None = None) -> None:
         w = found.waiting
         who = f"waiting for {', '.join(w.who)}" if w.who else "waiting"
         say(f"[yellow]{escape(who)}: {escape(w.title)} ({escape(w.rule)}), answer with "
-                  f"{escape(' or '.join(w.answers))}; {escape(answer_costs(w))}[/]")
+                  f"{escape(' or '.join(w.answers))}; {escape(answer_costs(w, state))}[/]")
     gone = [f"{b.who} ({b.left})" for b in found.combatants if b.left is not None]
     if gone:
         say(f"out of the fight (C33): {escape(', '.join(gone))}")

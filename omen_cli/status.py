@@ -74,7 +74,7 @@ def _awaited(found: Options, state: FightState) -> str:
     w = found.waiting
     if w is not None:
         who = ", ".join(_name(state, x) for x in w.who) or "the GM"
-        return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; {answer_costs(w)}"
+        return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; {answer_costs(w, state)}"
     if state.ending is not None:
         left = [*(["reveal the seed"] if _offered(found, "reveal_seed") else []), *_undoing(state)]
         return f"awaited: nothing ({', or '.join(left)})" if left else "awaited: nothing: the fight is over"
@@ -100,11 +100,12 @@ def _awaited(found: Options, state: FightState) -> str:
 _DECLINING = frozenset({"decline", "decline_catch"})
 
 
-def answer_costs(waiting: Waiting) -> str:
+def answer_costs(waiting: Waiting, state: FightState | None = None) -> str:
     """What answering the decision the fight waits on costs, in words: at a window whose answer costs, what that
     answer costs and that passing it costs nothing (``to Dodge, Parry or Block costs 1 Bonus Action, to decline
-    (defense left out) is free``, C8, C22); an extension's decision, each choice's cost as it declares them; a
-    decision that costs nothing, ``at no cost``."""
+    (defense left out) is free``, C8, C22; with the fight's ``state``, an Active Defense window names only the
+    defenses it allows, ``to Dodge costs ...``, §Which Defenses Apply); an extension's decision, each choice's cost
+    as it declares them; a decision that costs nothing, ``at no cost``."""
     if waiting.cost == "free":
         return "at no cost"
     point = next((p for p in DECISION_POINTS if p.kind == waiting.kind), None)
@@ -112,6 +113,10 @@ def answer_costs(waiting: Waiting) -> str:
         return f"per answer: {waiting.cost}"
     free = [a.label for a in point.answers if a.free or a.trigger in _DECLINING]
     paid = [a.label for a in point.answers if a.label not in free]
+    window = getattr(state.pending, "window", None) if state is not None and state.pending is not None else None
+    if waiting.kind == "active_defense" and window is not None and window.eligible:
+        paid = [", ".join(d.capitalize() for d in window.eligible[:-1]) + " or " + window.eligible[-1].capitalize()
+                if len(window.eligible) > 1 else window.eligible[0].capitalize()]
     return f"to {' or '.join(paid)} costs {waiting.cost}" + "".join(f", to {label} is free" for label in free)
 
 

@@ -164,9 +164,10 @@ class TestStatus:
         assert result.output.splitlines()[-1] == f"head {last['seq']}:{last['hash']}"
 
     def test_text_says_what_the_fight_waits_for(self, window_log: Path) -> None:
-        """With a decision open, `omen status --all` names it, who answers, with which command and at what cost."""
+        """With a decision open, `omen status --all` names it, who answers, with which command and at what cost (a
+        Dodge or a Parry with her knife: Vesh has no shield to Block with, C9)."""
         said = text(omen("status", str(window_log), "--all"))
-        assert ("waiting for vesh: Active Defense (C8), answer with answer_active_defense; to Dodge, Parry or Block "
+        assert ("waiting for vesh: Active Defense (C8), answer with answer_active_defense; to Dodge or Parry "
                 "costs 1 Bonus Action, to decline (defense left out) is free" in said)
         assert "cancel_action" in said and "declare_attack" not in said
 

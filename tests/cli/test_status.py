@@ -298,13 +298,13 @@ def test_a_parry_naming_no_weapon_has_the_dice_line_of_the_weapon_it_uses(tmp_pa
 
 def test_a_window_says_what_answering_costs_and_that_passing_is_free(demo: list[bytes],
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """C8, C22, C24: at the demo's Active Defense window a Dodge, Parry or Block costs 1 Bonus Action and declining
-    nothing; at its Interrupt window a strike costs 2 and letting it pass nothing: ``omen status`` and ``omen status
+    """C8, C22, C24: at the demo's first Active Defense window a Dodge (all it allows) costs 1 Bonus Action and
+    declining nothing; at its Interrupt window a strike costs 2 and letting it pass nothing: ``omen status`` and ``omen status
     --all`` say both (they said "costs 2 Bonus Actions" of a window that is free to pass)."""
     from omen_cli.show import print_where
 
     said = {"active_defense": ("Kael Arden", "kael", "Active Defense (C8)", "answer_active_defense",
-                               "to Dodge, Parry or Block costs 1 Bonus Action, to decline (defense left out) is free"),
+                               "to Dodge costs 1 Bonus Action, to decline (defense left out) is free"),
             "interrupt": ("Brin Hollowmere", "brin", "Interrupt (C24)", "react or pass_reaction",
                           "to strike (a melee attack) costs 2 Bonus Actions, to let it pass is free")}
     at = points(demo)
@@ -312,9 +312,29 @@ def test_a_window_says_what_answering_costs_and_that_passing_is_free(demo: list[
         state = replay(LinesSource(demo[:at[kind]], where="demo"), chain=False)
         found = options(state)
         assert status_lines(found, state, "f.jsonl", None)[1] == f"awaited: {name}: {title}, with {answers}; {costs}"
-        print_where(found)
+        print_where(found, state)
         printed = " ".join(capsys.readouterr().out.split())
         assert f"waiting for {who}: {title}, answer with {answers}; {costs}" in printed
+
+
+def test_an_active_defense_window_names_only_the_defenses_it_allows(demo: list[bytes]) -> None:
+    """§Which Defenses Apply, C9: at every Active Defense window of the demo, the cost line names the defenses that
+    window allows, in its order (it named Dodge, Parry and Block at a window allowing only a Dodge; found by a
+    tester); the demo has windows allowing one defense and windows allowing more."""
+    seen = set()
+    for n, line in enumerate(demo, 1):
+        rec = json.loads(line)
+        if rec["event"]["type"] != "active_defense_window_opened":
+            continue
+        state = replay(LinesSource(demo[:n], where="demo"), chain=False)
+        found = options(state)
+        assert found.waiting is not None and found.waiting.kind == "active_defense"
+        eligible = [d.capitalize() for d in rec["event"]["eligible"]]
+        named = eligible[0] if len(eligible) == 1 else f"{', '.join(eligible[:-1])} or {eligible[-1]}"
+        assert status_lines(found, state, "f.jsonl", None)[1].endswith(
+            f"; to {named} costs 1 Bonus Action, to decline (defense left out) is free"), rec["seq"]
+        seen.add(len(eligible))
+    assert 1 in seen and max(seen) > 1, seen
 
 
 @pytest.mark.parametrize(("kind", "words"), [
