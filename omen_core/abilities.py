@@ -296,9 +296,9 @@ def _offered_to(state: FightState, ability: Ability, decl: Answered) -> tuple[st
         return (acting,)
     if trigger.owner in ("target", "saver"):
         return (target,)
-    side = state.combatants[target].side
+    side = state.combatants[target].side  # an ally of the target, never the one acting on it (attacking an ally)
     return tuple(who for who, c in state.combatants.items()
-                 if who != target and c.side == side and state.engaged(who, target))
+                 if who not in (target, acting) and c.side == side and state.engaged(who, target))
 
 
 def _outcome_matches(ability: Ability, moment: Moment) -> bool:

@@ -208,13 +208,19 @@ class StoreUnavailable(StoreError, BadInput):
         super().__init__(f"{self.path!r}: {reason}" if "\x00" in self.path else f"{self.path}: {reason}")
 
 
-class InvalidFightId(StoreError, BadInput):
-    """A fight id that is not ``[A-Za-z0-9][A-Za-z0-9._-]{0,127}`` reached a place that builds a path from it."""
+class InvalidFightId(BadAppend, BadInput):
+    """A fight id that is not ``[A-Za-z0-9][A-Za-z0-9._-]{0,127}``: refused wherever it is given (``Fight.start``,
+    a store's ``append``: a :class:`BadAppend` too) or reaches a place that builds a path from it (``where``)."""
 
-    def __init__(self, fight_id: str, where: str):
+    def __init__(self, fight_id: str, where: str = ""):
         self.fight_id, self.where = fight_id, where
-        super().__init__(f"{fight_id!r} is not a fight id (1-128 letters, digits, '.', '_' or '-', starting "
-                         f"with a letter or digit); refused by {where}")
+        self.reason = f"a fight id is {_FIGHT_ID_WORDS}"
+        OmenError.__init__(self, f"{fight_id!r} is not a fight id: {self.reason}; nothing was written"
+                           + (f" (refused by {where})" if where else ""))
+
+
+#: What a fight id is, in words (``omen_core.store.base.FIGHT_ID_WORDS``, as the stores name it).
+_FIGHT_ID_WORDS = "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
 
 class LogCorrupted(StoreError, BadInput):

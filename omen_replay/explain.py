@@ -687,7 +687,9 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
             weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
-            if e.overflow:
+            if e.overflow and e.overflow == e.final:  # converted with no Will left: all of it to HP (C31)
+                where = f"{e.target}'s HP (converted to Will, but no Will is left: all of it to HP, C31)"
+            elif e.overflow:
                 where += f" ({e.final - e.overflow}; the {e.overflow} beyond the Will left to HP, C31)"
             verdicts.append(f"{e.final} {e.damage_type} damage to {where}")
             verdicts += _unmoved(e, state, "{who}: HP 0 -> 0")

@@ -16,7 +16,7 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from omen_core.commands import Command, EndTurn, StandUp
+from omen_core.commands import ApplyConditionCommand, Command, EndTurn, StandUp
 from omen_core.content import ATTRIBUTES, CombatantSheet
 from omen_core.events import (
     AbilityUsed,
@@ -149,6 +149,7 @@ class _Names:
         self.labels: dict[str, dict[str, str]] = {}  # each combatant's weapons' labels, by id
         self.attacks: dict[int, tuple[str, str]] = {}  # each attack declared: its attacker and weapon's label
         self.lowered: dict[int, Lowered] = {}  # what conditions changed of an attack's primary bonus, by action
+        self.command: Any = None  # the command whose events are being told (its own ``command_issued``'s)
 
     def __call__(self, cid: str) -> str:
         return self.names.get(cid, cid)
@@ -212,6 +213,7 @@ def _rolled(e: DiceRolled, names: _Names) -> Iterator[tuple[LineKind, str]]:
 
 
 def _issued(e: CommandIssued, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    names.command = e.command  # what was asked, for what the events say of it (stacks capped, C28)
     return iter(())  # the command is the record; what happened is told by the events it produced
 
 
@@ -417,7 +419,10 @@ def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     steps = " ".join(_step(s.step, s.amount) for s in e.steps if s.amount)
     where = f"{names(e.target)}'s {e.resource.upper()}"
     rules = "C12, C13"
-    if e.overflow:
+    if e.overflow and e.overflow == e.final:  # converted with no Will left: all of it to HP (C31)
+        where = f"{names(e.target)}'s HP (converted to Will, but no Will is left: all of it to HP)"
+        rules += ", C31"
+    elif e.overflow:
         where = (f"{names(e.target)}'s WILL, {e.final - e.overflow} of it, and {e.overflow} beyond the Will left "
                  "to HP")
         rules += ", C31"
@@ -484,7 +489,12 @@ def _applied(e: ConditionApplied, names: _Names) -> Iterator[tuple[LineKind, str
         yield "result", f"  {names(e.who)}'s {e.condition}{stacks} is renewed (at its most stacks: none added, its " \
                         f"duration starts again){why}{until}"
         return
-    yield "result", f"  {names(e.who)} is {e.condition}{stacks}{why}{until}"
+    asked = names.command
+    capped = ""
+    if isinstance(asked, ApplyConditionCommand) and (asked.who, asked.condition) == (e.who, e.condition) \
+            and asked.stacks > e.added:  # C28: stacks past the condition's most are not added
+        capped = f" (its most: {e.added} of the {asked.stacks} stacks given added)"
+    yield "result", f"  {names(e.who)} is {e.condition}{stacks}{capped}{why}{until}"
 
 
 def _cleared(e: ConditionCleared, names: _Names) -> Iterator[tuple[LineKind, str]]:

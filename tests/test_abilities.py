@@ -211,6 +211,18 @@ def test_warding_word_is_offered_to_an_ally_within_reach_and_adds_two() -> None:
     assert_replays(fight)
 
 
+@pytest.mark.parametrize("ward", ["warding_word", "arcane_ward"])
+def test_an_attacker_is_never_asked_to_ward_the_ally_it_attacks(ward: str) -> None:
+    """C38: a ward answers an attack on an ally; Bram, attacking his ally Ana within his reach (4 + 1 = 5 would hit
+    her 3), is not asked to ward her against his own attack (he was: found by a tester), for the ability written as
+    data and for the shipped Python extension alike; Ana's Active Defense window opens as it would without it."""
+    fight = new_fight(having(sheet("bram"), ward), sheet("ana"), sheet("orc", side="raiders"), faces=[4, 1, 3])
+    fight.engage("bram", "ana")
+    fight.attack("bram", "ana", unarmed=True)
+    assert not any(isinstance(r.event, DecisionOpened) for r in fight.events)
+    assert isinstance(fight.waiting_for, ActiveDefenseWindowOpened) and fight.waiting_for.defender == "ana"
+
+
 def test_warding_word_is_not_offered_when_the_attack_would_miss_anyway() -> None:
     """C38: a prompt only where it can change the outcome: 1 + 1 = 2 against 6 misses; nobody is asked."""
     fight = new_fight(having(sheet("bram"), "warding_word"), sheet("ana"), sheet("orc", side="raiders"),

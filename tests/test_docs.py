@@ -76,6 +76,34 @@ def test_live_doc_auditing_and_narrating_from_python_runs(workdir: Path, capsys:
     assert len(told) == 3 and all(re.match(r"#\d+ ", line) for line in told), told
 
 
+def test_live_doc_retries_from_python_run(workdir: Path) -> None:
+    """docs/live.md's "Retries and other writers" block runs as written: a command given with a key is appended
+    once however often it is retried (execute alone records the key and appends twice: found by a tester), a
+    second Fight on the store that fell behind catches up and gives its command, and a key held by another
+    command is refused (KeyReused) with nothing written."""
+    from omen_core import Fight, ManualDice, MemoryStore
+    from omen_core.errors import KeyReused
+    from omen_replay.demo import demo_sheet
+
+    text = (ROOT / "docs" / "live.md").read_text()
+    block = re.findall(r"```python\n(.*?)```", text[text.index("**Retries and other writers.**"):], re.S)[0]
+    scope: dict[str, Any] = {}
+    exec(block, scope)
+    store = MemoryStore()
+    one = Fight.start(store, "duel", dice=ManualDice(), combatants=[demo_sheet("kael"), demo_sheet("vesh")])
+    two = Fight.load(store, "duel", dice=ManualDice())
+    initiative = {"command": "roll_initiative", "dice": [4, 5], "idempotency_key": "k1"}
+    first = scope["give_once"](one, initiative)
+    again = scope["give_once"](two, initiative)  # behind the store, and a retry: done, nothing appended
+    assert [r.seq for r in again] == [r.seq for r in first] and store.version("duel") == first[-1].seq
+    turn = one.state.turn
+    ended = scope["give_once"](two, {"command": "end_turn", "who": turn, "idempotency_key": "k2"})
+    assert ended and one.catch_up() == len(ended)
+    with pytest.raises(KeyReused):
+        scope["give_once"](one, {"command": "end_turn", "who": one.state.turn, "idempotency_key": "k1"})
+    assert store.version("duel") == ended[-1].seq
+
+
 def test_live_doc_stepping_through_from_python_runs(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """docs/live.md's "Stepping through a fight" block runs as written (a tester embedding omen found step_through
     in no doc but a table): after the "From Python" block, where nobody was hurt, it prints nothing; on the demo's

@@ -80,6 +80,19 @@ class TestStart:
             Fight.start(store, "test-fight", dice=ScriptedDice([]))
         assert store.version("test-fight") == 3
 
+    @pytest.mark.parametrize("fight_id", ["../x", "", "a b", "x" * 129])
+    def test_a_fight_id_that_is_not_one_is_invalid_fight_id(self, fight_id: str) -> None:
+        """Fight.start on "../x" raises InvalidFightId, the error docs/stores.md names (bad input, and a BadAppend
+        as a store's append refuses it: it raised a bare BadAppend; found by a tester); nothing is written."""
+        from omen_core.errors import BadAppend, BadInput, InvalidFightId
+
+        store = MemoryStore()
+        with pytest.raises(InvalidFightId) as info:
+            Fight.start(store, fight_id, dice=ScriptedDice([]))
+        assert isinstance(info.value, BadAppend) and isinstance(info.value, BadInput) and store.fights() == []
+        assert str(info.value) == (f"{fight_id!r} is not a fight id: a fight id is 1-128 letters, digits, '.', '_' "
+                                   "or '-', starting with a letter or digit; nothing was written")
+
 
 class TestStaticCheck:
     def test_skill_check_total_and_success(self) -> None:

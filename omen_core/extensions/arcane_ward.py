@@ -26,14 +26,14 @@ WARD = 2
 
 def _responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
     """Allies of the target within its reach who have the ward and a Bonus Action, while the attack would hit (a
-    decision is offered only where it can change the outcome)."""
+    decision is offered only where it can change the outcome); never the attacker itself, attacking an ally."""
     decl = frame.declaration
     if not isinstance(decl, AttackDeclared) or moment.attack_total <= moment.defense_total:
         return ()
     target = state.combatants[decl.target]
     return tuple(who for who, ally in state.combatants.items()
-                 if KIND in ally.sheet.abilities and who != decl.target and ally.side == target.side
-                 and state.engaged(who, decl.target) and ally.bonus_actions >= 1)
+                 if KIND in ally.sheet.abilities and who not in (decl.target, decl.attacker)
+                 and ally.side == target.side and state.engaged(who, decl.target) and ally.bonus_actions >= 1)
 
 
 def _terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:

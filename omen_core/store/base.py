@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ..errors import BadAppend, ConcurrencyError, StoreUnavailable
+from ..errors import _FIGHT_ID_WORDS, BadAppend, ConcurrencyError, InvalidFightId, StoreUnavailable
 from ..events import GENESIS_HASH, StoredEvent
 
 __all__ = ["EventStore", "FIGHT_ID", "ROWS_MISSING", "FIGHT_ID_WORDS", "check_fight_id", "check_batch", "not_regular",
@@ -20,7 +20,7 @@ __all__ = ["EventStore", "FIGHT_ID", "ROWS_MISSING", "FIGHT_ID_WORDS", "check_fi
 #: lookahead refuses (ECMAScript reads the pattern the same way, for the JSON Schemas that carry it).
 FIGHT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$(?!\n)")
 #: :data:`FIGHT_ID` in words, for the errors that refuse an id.
-FIGHT_ID_WORDS = "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+FIGHT_ID_WORDS = _FIGHT_ID_WORDS
 
 
 @runtime_checkable
@@ -61,9 +61,10 @@ class EventStore(Protocol):
 
 
 def check_fight_id(fight_id: str) -> str:
-    """Fight ids double as file names, so they are restricted to ``[A-Za-z0-9._-]``."""
+    """Fight ids double as file names, so they are restricted to ``[A-Za-z0-9._-]``: :class:`InvalidFightId`
+    (bad input, nothing written) otherwise."""
     if not isinstance(fight_id, str) or not FIGHT_ID.fullmatch(fight_id):
-        raise BadAppend(fight_id, f"a fight id is {FIGHT_ID_WORDS}")
+        raise InvalidFightId(fight_id)
     return fight_id
 
 

@@ -299,8 +299,8 @@ def test_a_parry_naming_no_weapon_has_the_dice_line_of_the_weapon_it_uses(tmp_pa
 def test_a_window_says_what_answering_costs_and_that_passing_is_free(demo: list[bytes],
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """C8, C22, C24: at the demo's first Active Defense window a Dodge (all it allows) costs 1 Bonus Action and
-    declining nothing; at its Interrupt window a strike costs 2 and letting it pass nothing: ``omen status`` and ``omen status
-    --all`` say both (they said "costs 2 Bonus Actions" of a window that is free to pass)."""
+    declining nothing; at its Interrupt window a strike costs 2 and letting it pass nothing: ``omen status`` and
+    ``omen status --all`` say both (they said "costs 2 Bonus Actions" of a window that is free to pass)."""
     from omen_cli.show import print_where
 
     said = {"active_defense": ("Kael Arden", "kael", "Active Defense (C8)", "answer_active_defense",

@@ -285,6 +285,17 @@ def test_a_condition_applied_again_at_its_cap_is_told_as_renewed() -> None:
         in texts, texts
 
 
+def test_stacks_past_a_conditions_most_are_said_not_added() -> None:
+    """C28: Exhausted (max_stacks 5 in the core ruleset) given 6 stacks lands with 5, and the line says 1 of those
+    given was not added (it said "Ana is Exhausted (5 stacks)" alone: found by a tester)."""
+    from tests.fights import new_fight
+
+    fight = new_fight(sheet("ana"))
+    fight.apply_condition("ana", "Exhausted", stacks=6)
+    texts = [line.text.strip() for line in narrate(fight.events)]
+    assert "Ana is Exhausted (5 stacks) (its most: 5 of the 6 stacks given added): applied by the GM" in texts, texts
+
+
 def test_a_negative_defense_term_reads_as_a_subtraction() -> None:
     """C11, C28: Ana Exposed (a house condition: `modifiers = { defense = -2 }`) defends: her Defense Rating's
     terms read "0 RES + 0 armor - 2 Exposed", never "+ -2" (found by a tester)."""
@@ -306,7 +317,8 @@ def test_a_negative_defense_term_reads_as_a_subtraction() -> None:
 
 def test_damage_spilling_past_will_cites_its_rules_once() -> None:
     """C31: damage taken on Will with more than the Will left says where it goes and cites C12, C13 and C31 in one
-    parenthesis (it read "... to HP (C31) (C12, C13)")."""
+    parenthesis (it read "... to HP (C31) (C12, C13)"); with no Will left, all of it is said to go to HP (it read
+    "to Kael's WILL, 0 of it": found by a tester)."""
     from omen_core.events import DamageResolved, DamageTerms
     from omen_replay.narrate import _damage, _Names
 
@@ -316,6 +328,10 @@ def test_damage_spilling_past_will_cites_its_rules_once() -> None:
                            terms=DamageTerms(dice=7, raw=7), steps=(), final=7, resource="will", overflow=3)
     assert [text for _, text in _damage(event, names)] == [
         "  Flame Burst: 7 fire (7 die) = 7 to Kael's WILL, 4 of it, and 3 beyond the Will left to HP (C12, C13, C31)"]
+    spent = msgspec.structs.replace(event, overflow=7)  # no Will left at all: none of it goes to Will
+    assert [text for _, text in _damage(spent, names)] == [
+        "  Flame Burst: 7 fire (7 die) = 7 to Kael's HP (converted to Will, but no Will is left: all of it to HP) "
+        "(C12, C13, C31)"]
 
 
 def test_a_consequences_damage_of_two_dice_names_each_die() -> None:
