@@ -92,7 +92,7 @@ def test_s03_attack_rolled_triggers_by_omen_do(tmp_path: Path) -> None:
     assert (s["ana"]["will"], s["bram"]["hp"], s["bram"]["will"], s["cara"]["bonus_actions"]) == (3, 12, 4, 1)
     explained = flat(omen("explain", str(log), "20").stdout)
     assert "hit total = 8" in explained and "total defense = 7" in explained and "damage (sword) = 8" in explained
-    assert "(rerolled: 1, then 5)" in explained
+    assert "(rerolled by Second Chance (chosen, C39): 1, then 5)" in explained
     assert omen("verify", str(log)).returncode == 0
 
 
