@@ -25,7 +25,7 @@ from .app import (
     store_at,
     wrote,
 )
-from .console import FoldedLines, escape, out, print_lines, stdout, terminal_width
+from .console import FoldedLines, escape, out, print_lines, say, stdout, terminal_width
 from .show import print_state, report_text
 
 if TYPE_CHECKING:
@@ -64,6 +64,9 @@ def verify_cmd(
         stdout.write(msgspec.json.encode(_report_json(report)).decode() + "\n")
     else:
         report_text(report)
+        if report.clean:  # a head that did not match, or lies past the end, is a finding: each given matched
+            for h in sorted(heads, key=lambda h: h.seq):
+                say(f"witnessed head {h.seq}:{h.hash[:16]}\u2026 matches: the log passes through it")
     raise typer.Exit(0 if (report.strict_clean if strict else report.clean) else 1)
 
 

@@ -365,8 +365,10 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
                 "THE END"
         case "seed_revealed":  # the seed itself only where the seat sees it (the GM's until published: views.py)
             seed = e.get("seed")
-            return ("The seed is revealed" + (f" ({seed})" if isinstance(seed, str) and seed else "")
-                    + ": every seeded die rolled under it can be checked"), ""
+            if isinstance(seed, str) and seed:
+                return f"The seed is revealed ({seed}): every seeded die rolled under it can be checked", ""
+            return ("The seed is revealed to the GM: every seeded die rolled under it can be checked with the log "
+                    "once the GM publishes it (the seed comes with it)"), ""
         case "seed_committed":
             return ("The revealed seed is spent (C42): the dice from here on come from a fresh seed, committed to "
                     "now and revealed in its turn"), ""

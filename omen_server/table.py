@@ -390,7 +390,8 @@ _CHOICE_WORDS: dict[str, Any] = {
     "begin_ambush": lambda a, n: (f"{_name(n, a['ambushers'])} ambush {_name(n, a['defenders'])}" + (
         f" (Ambush Difficulty {a['difficulty']})" if a.get("difficulty") is not None
         else f" (they waited {str(a['time_waited']).replace('_', ' ')})" if a.get("time_waited") else "")),
-    "move": lambda a, n: (f"out of {_name(n, a['leaves'])}'s reach (an Attack of Opportunity may follow, C23)"
+    "move": lambda a, n: (f"out of {_name(n, a['leaves'])}'s reach (an Attack of Opportunity may follow from one "
+                          "able to act, with a Bonus Action, who has had a turn: C20, C23)"
                           if a.get("leaves") else "leaving no one's reach"),
 }
 

@@ -338,6 +338,19 @@ class TestDoHappyPaths:
         result = do(window_log, {"command": "end_turn", "who": "kael"}, "--json")
         assert json.loads(result.stdout)["options"]["head"] == verified_head(window_log)
 
+    def test_verify_says_each_witnessed_head_matched(self, window_log: Path) -> None:
+        """`omen verify LOG --head SEQ:HASH` says, for each head witnessed earlier that the log passes through, that
+        it matches (it said nothing of a head it checked, only of one that failed: found by a tester); a head that
+        does not match is a finding, exit 1, and no such line."""
+        witnessed = verified_head(window_log)
+        played(window_log, VESH_DODGES, {"command": "end_turn", "who": "kael"})
+        seq, digest = witnessed.split(":")
+        result = omen("verify", str(window_log), "--head", witnessed)
+        assert result.exit_code == 0, result.output
+        assert f"witnessed head {seq}:{digest[:16]}\u2026 matches: the log passes through it" in text(result)
+        wrong = omen("verify", str(window_log), "--head", f"{seq}:{'0' * 64}")
+        assert wrong.exit_code == 1 and "witnessed head" not in text(wrong) and "not the head witnessed" in text(wrong)
+
     def test_undo_mid_action_goes_back_to_the_declaration_and_play_goes_on(self, turn_log: Path) -> None:
         """`omen undo` while an attack waits voids it back to its declaration; play goes on and verifies clean."""
         window_log, declared = turn_log, len(lines(turn_log)) + 1

@@ -20,7 +20,8 @@ def test_a_reveal_mid_fight_says_the_seed_is_spent_to_every_seat() -> None:
     """C42: the card of a reveal in a fight that goes on says which dice the revealed seed checks (those rolled
     under it) and that the dice from here on come from a fresh seed; the GM's names the seed itself (the GM's page
     showed it nowhere; found by a tester), a player's reads the same without it (the seed is the GM's until the
-    log is published: docs/rulings.md)."""
+    log is published: docs/rulings.md), and says so: it said the dice "can be checked" though its seat has no seed
+    to check them with (found by a tester)."""
     fight = Fight.start(MemoryStore(), "c42", dice=SeededDice(SEED, [FRESH]), clock=lambda: 0,
                         combatants=[sheet("kael"), sheet("vesh", side="raiders")])
     fight.reveal_seed()
@@ -30,7 +31,8 @@ def test_a_reveal_mid_fight_says_the_seed_is_spent_to_every_seat() -> None:
              "revealed in its turn")
     assert gm[-1] == ("The seed", [f"The seed is revealed ({SEED.hex()}): every seeded die rolled under it can be "
                                    "checked", spent])
-    assert player[-1] == ("The seed", ["The seed is revealed: every seeded die rolled under it can be checked", spent])
+    assert player[-1] == ("The seed", ["The seed is revealed to the GM: every seeded die rolled under it can be "
+                                       "checked with the log once the GM publishes it (the seed comes with it)", spent])
     assert SEED.hex() not in str(player)
 
 

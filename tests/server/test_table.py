@@ -242,7 +242,7 @@ def test_a_player_reads_the_revealed_seed_once_the_log_is_published(table: Any) 
     seed = re.search(r"The seed is revealed \(([0-9a-f]+)\)", fragment(table, table.gm))
     assert seed is not None
     before = fragment(table, alice)
-    assert "The seed is revealed: every seeded die" in before and seed[1] not in before
+    assert "The seed is revealed to the GM: every seeded die" in before and seed[1] not in before
     answer = table.client.post("/fights/duel/settings", headers=table.auth(), json={"publish": True})
     assert answer.status_code == 200, answer.text
     assert f"The seed is revealed ({seed[1]}): every seeded die" in fragment(table, alice)
@@ -334,7 +334,8 @@ class TestTheFirstScreen:
         table.command({"command": "engage", "who": "kael", "others": ["vesh"]})
         move = fragment(table, table.gm)
         assert ">leaving no one&#39;s reach</option>" in move
-        assert ">out of Vesh the Cinder-Hand&#39;s reach (an Attack of Opportunity may follow, C23)</option>" in move
+        assert (">out of Vesh the Cinder-Hand&#39;s reach (an Attack of Opportunity may follow from one able to act, "
+                "with a Bonus Action, who has had a turn: C20, C23)</option>") in move  # none may come before it
         assert "(&#39;vesh&#39;,)" not in text and "unarmed yes" not in text and "check who" not in text
 
     def test_the_player_whose_turn_it_is_is_told_so_and_the_title_says_what_is_awaited(self, table: Any) -> None:
