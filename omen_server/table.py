@@ -332,6 +332,7 @@ class Panel:
     staged_tie: list[str] = field(default_factory=list)  # those a staged command's roll-off is for (C19), all seen
     tie_rolled: bool = False  # the staged roll-off's tie is rolled (else: only possible, their faces not all in)
     not_offered: list[str] = field(default_factory=list)  # why an Active Defense is not offered (C9), to its owner
+    hp_display: str = "banded"  # what the players' and spectators' seats see of the HP of combatants not theirs
 
 
 def _name(names: Mapping[str, str], value: Any) -> str:
@@ -1056,7 +1057,8 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             phase=options.phase, round=options.round, turn=turn, turn_name=names.get(turn or "", ""),
             dice=state.dice or options.dice or "", seed_revealed=state.revealed_seed is not None,
             seeded=state.seed_commitment is not None, ended=ended, published=settings.published,
-            waiting=waiting, strip=_strip(state, sight, views, budgets, settings.notes, ended),
+            hp_display=settings.hp_display, waiting=waiting,
+            strip=_strip(state, sight, views, budgets, settings.notes, ended),
             answers=_answer_views([v for v, _o in answer_pairs], [o for _v, o in answer_pairs], facts),
             decision=facts, commands=ordered, turn_commands=now_turn,
             your_turn=turn is not None and not ended and not sight.gm and sight.owns(turn),

@@ -742,6 +742,10 @@
         else publish();
       }
       else if (form.classList.contains("visibility")) settle({ [form.dataset.change]: [form.dataset.who] });
+      else if (form.id === "hp-form") {
+        const chosen = $("select", form).value;
+        settle({ hp_display: chosen }, `Players now see HP ${chosen}.`);
+      }
     });
     shell.addEventListener("change", (event) => {
       if (event.target.matches("select.choice")) pick(event.target);

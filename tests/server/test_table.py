@@ -1661,3 +1661,17 @@ def test_a_redo_card_says_its_reason_and_what_it_brings_back(table: Any) -> None
         top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
         assert '<span class="headline">Redo: it was right</span>' in top, top[:500]
         assert f"<li>brings back what the undo at #{undo_seq} took back</li>" in top
+
+
+def test_a_condition_with_two_limits_says_whichever_comes_first(table: Any) -> None:
+    """C28, C40: Fatigued (3 ticks, at the round's end) applied by Vesh until the end of Vesh's next turn ends at
+    whichever comes first, and its chip says so (it read "3 ticks left, at round end; until the end of ...", two
+    durations side by side: found by a tester)."""
+    table.create()
+    assert table.command({"command": "roll_initiative"}).status_code == 201
+    answer = table.command({"command": "apply_condition", "who": "kael", "condition": "Fatigued", "by": "vesh",
+                            "until": "end_of_next_turn"})
+    assert answer.status_code == 201, answer.text
+    chip = re.sub(r"<[^>]+>", "", fragment(table, table.gm))
+    assert re.search(r"Fatigued 3 ticks left, at [a-z ]+, or until the end of Vesh the Cinder-Hand's next turn, "
+                     r"whichever comes first", chip.replace("&#39;", "'")), chip[:2000]

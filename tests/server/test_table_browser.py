@@ -680,3 +680,48 @@ def test_an_interrupts_answers_fit_a_phones_first_screen_and_a_surplus_face_is_s
                 browser.close()
     finally:
         server.stop()
+
+
+def test_the_gm_sets_what_players_see_of_hp_on_the_page(tmp_path: Path) -> None:
+    """The GM's page shows the HP display in force and sets it with a select (it could be changed only through
+    the API, and the page never said which was in force: found by a tester): Alice's phone shows Vesh's HP as a
+    band ("unhurt"), then, once the GM picks exact, as numbers within a few seconds; the GM's group title follows."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    sheets = bundled_sheets()
+    try:
+        status, made = server.call("POST", "/fights", {"id": "hp", "dice": "seeded",
+                                                       "combatants": [sheets["kael"], sheets["vesh"]]})
+        assert status == 201, made
+        status, seat = server.call("POST", "/fights/hp/seats", {"kind": "player", "name": "Alice",
+                                                               "combatants": ["kael"]}, token=made["gm_token"])
+        assert status == 201, seat
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 800}))
+                player = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
+                for page, token in ((gm, made["gm_token"]), (player, seat["token"])):
+                    page.set_default_timeout(10_000)
+                    page.goto(f"{origin}/table/hp#token={token}")
+                    expect(page.locator("#live")).to_have_text("live")
+                vesh = player.locator(".chip", has_text="Vesh").first
+                expect(vesh.locator(".band")).to_have_text("unhurt")
+                expect(gm.locator("#gm-hp summary")).to_contain_text("(banded)")
+                gm.locator("#gm-hp summary").click()
+                gm.locator("#hp-display").select_option("exact")
+                gm.locator("#hp-form button[type=submit]").click()
+                expect(gm.locator("#message")).to_have_text("Players now see HP exact.")
+                expect(gm.locator("#gm-hp summary")).to_contain_text("(exact)")
+                expect(vesh.locator(".hp-text")).to_have_text("HP 12/12", timeout=8_000)
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                gm.screenshot(path=str(ARTIFACTS / "table-gm-hp-display.png"))
+                assert watch.errors == [] and watch.outside == [], (watch.errors, watch.outside)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
