@@ -417,9 +417,12 @@ def run_scenario(scenario: Scenario, store: EventStore,
         except InvalidCommand as exc:  # its own name and path said once: the command's, within the scenario's
             where = f"$.commands[{step.index}]" + exc.path.removeprefix("$")
             raise ScenarioError(scenario.source, where, f"{exc.command}: {exc.reason}", step.line) from exc
-        except OmenError as exc:
+        except OmenError as exc:  # a rule naming one of the command's fields (C4's weapon): at that field
             name = type(step.command).__struct_config__.tag
-            raise ScenarioError(scenario.source, f"$.commands[{step.index}]", f"{name}: {exc}", step.line) from exc
+            field = exc.facts.get("field") if isinstance(exc, RuleViolation) else None
+            where = f"$.commands[{step.index}]" + (field[1:] if isinstance(field, str) and field.startswith("$")
+                                                  else "")
+            raise ScenarioError(scenario.source, where, f"{name}: {exc}", step.line) from exc
         if on_step is not None:
             on_step(step, stored)
     return fight

@@ -358,6 +358,22 @@ class TestSheetRefusals:
         assert "[C37] cy's ability 'thorns' differs from the one bo's sheet writes under that id" in str(err)
 
 
+def test_a_command_refused_at_one_of_its_fields_is_named_there(tmp_path: Path) -> None:
+    """C4: a scenario's attack with a weapon Kael's sheet lacks names the command's field,
+    ``$.commands[1].weapon``, with the command's line (it named ``$.commands[1]`` alone)."""
+    (tmp_path / "kael.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "kael.toml").read_text())
+    (tmp_path / "vesh.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "vesh.toml").read_text())
+    text = (MINIMAL.replace('id = "m"\n', 'id = "m"\ndice = "manual"\n') + '\n[[combatants]]\nsheet = "vesh.toml"\n'
+            + '\n[[commands]]\ncommand = "roll_initiative"\ndice = [6, 1]\n'
+            + '\n[[commands]]\ncommand = "declare_attack"\nattacker = "kael"\ntarget = "vesh"\nweapon = "maul"\n')
+    with pytest.raises(ScenarioError) as info:
+        run_scenario(load_scenario(write(tmp_path, text)), MemoryStore())
+    err = info.value
+    last = max(i for i, line in enumerate(text.splitlines()) if line == "[[commands]]") + 1  # the attack's header
+    assert (err.path, err.line) == ("$.commands[1].weapon", last), str(err)
+    assert "declare_attack: [C4] 'kael' has no weapon 'maul'" in str(err)
+
+
 class TestEveryErrorIsPlaced:
     """Issue #26, item 7: every error of a scenario or a sheet names its file, a line of it and a field path
     (``FILE:LINE: what (at $.path)``), whatever was done to the files (a fuzz test: 57 of 1,300 fuzzed files
