@@ -878,14 +878,15 @@ def _split_bonus(terms: tuple[PartTerm, ...], changed: _Changed) -> tuple[PartTe
 def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None,
                   named: dict[str, tuple[str, str]] | None = None,
                   rerolled: frozenset[tuple[str, int]] = frozenset(), stacks: tuple[str, str] = ("", ""),
-                  attacker: str = "", lowered: _Changed | None = None) -> list[Part]:
+                  attacker: str = "", lowered: _Changed | None = None, answer: bool = False) -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
     (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34; ``named``: what a
     modifier named after a condition or an ability is, :func:`_origins`; ``rerolled``: the dice of the hit roll a
     reroll changed, :func:`_rerolled`: the dice result is the hit roll's as rerolled, C39; ``stacks``: what a
     condition's tick took once per stack, its dice and its flat amount, :func:`_per_stack`, C40; ``attacker``:
     whose rage a rage die is, C12; ``lowered``: what conditions changed of the attacker's primary bonus, for the
-    weapon's damage to split it, :func:`_split_bonus`, C28)."""
+    weapon's damage to split it, :func:`_split_bonus`, C28; ``answer``: a triggered ability's answer dealt it, C38,
+    not the action's own consequence)."""
     t = event.terms
     afters = [t.raw, *(s.after for s in event.steps)]
     worded = _worded(event.mitigation_terms(), afters=["", *afters[1:]])
@@ -895,11 +896,14 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
     mitigation = Part(name="after mitigation", total=event.final, terms=worded,
                       rule="C13: resistance, physical rollover, armor, floor 0, incoming")
     if consequence:  # a consequence's own roll and flat damage (its other terms are none: C25)
-        own = [x for x in t.terms() if x.kind in ("damage_dice", "damage_modifier") or x.value]
+        own = [x for x in t.terms() if (x.kind == "damage_dice" and x.value) or x.kind == "damage_modifier" or x.value]
         terms = tuple(Term(x.label, x.value, "the save succeeded: half the damage, rounded down (C15, C25)",
                            origin=x.origin) if x.label == HALF_ON_SUCCESS else x for x in _worded(
             own, dice_label="damage dice", dice_source=f"the consequence's own {event.damage_type} damage roll"
             + stacks[0], modifier_source="the consequence's flat damage" + stacks[1], damage_source=event.source))
+        if answer:
+            return [Part(name=f"damage ({event.source}: a triggered ability's answer)", terms=terms, total=t.raw,
+                         rule="C38"), mitigation]
         return [Part(name=f"damage ({event.source}: a consequence)", terms=terms, total=t.raw, rule="C25"),
                 mitigation]
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
@@ -933,9 +937,11 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
     rolls = _roll_seqs(r for r, _ in events)
     parts, verdicts = [], []
     healing = _Healing()
+    answered = False  # a triggered ability answered (C38): the damage after it is its answer's, not the branch's
     for rec, state in events:
         if (healed := healing.see(rec, state)) is not None:
             parts.append(healed)
+        answered = answered or (isinstance(rec.event, DecisionAnswered) and rec.event.choice != PASS)
         if isinstance(rec.event, SaveResolved):
             e = rec.event
             parts += [_side_part(f"{e.saver.roller}'s save", e.saver, state, "C15", rolls),
@@ -943,7 +949,7 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
             verdicts.append(f"{'saved' if e.success else 'failed'}: {e.saver.total} "
                             f"{'>=' if e.success else '<'} {e.opposing.total} (C15: the saver wins ties)")
         elif isinstance(rec.event, DamageResolved):
-            parts += _damage_parts(rec.event, consequence=True,
+            parts += _damage_parts(rec.event, consequence=True, answer=answered,
                                    incoming=state.combatants[rec.event.target].sheet.incoming_damage)
             verdicts.append(f"{rec.event.final} {rec.event.damage_type} damage to {rec.event.target}")
             verdicts += _unmoved(rec.event, state, "{who}: HP 0 -> 0")
@@ -970,12 +976,19 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     moves = ("stands up from Prone (a Movement Action, C20, C28)" if known.batch.stands_up(decl.action)
              else f"moves{leaving}")
     title = _title(known, first.seq, f"{decl.who} {moves}, the action declared at seq {first.seq}")
-    verdicts = [said for rec, state in events
-                if (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq,
-                                       _decision_titles(events), state)) is not None]
+    verdicts: list[str] = []
+    titles = _decision_titles(events)
+    for rec, state in events:  # what an ability answering the move did (C38, move.left) said as it landed
+        if isinstance(rec.event, (DamageResolved, ResourceChanged)) and rec.event.action == decl.action:
+            verdicts += _landed(rec.event, state)
+        elif (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq, titles,
+                                 state)) is not None:
+            verdicts.append(said)
     verdicts += _no_opportunity(events)
-    return Explanation(seq=first.seq, kind="movement", title=title, dice=(), parts=(), verdicts=tuple(verdicts),
-                       seed=status, undone=first.seq in known.voided)
+    return Explanation(seq=first.seq, kind="movement", title=title,
+                       dice=_dice((r for r, _ in events if getattr(r.event, "action", None) == decl.action),
+                                  known.seed.given),
+                       parts=(), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
 
 def _no_opportunity(events: list[tuple[StoredEvent, FightState]]) -> list[str]:
@@ -1132,11 +1145,8 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
         if (healed := healing.see(rec, state)) is not None:
             parts.append(healed)
         match rec.event:
-            case DamageResolved(target=target, final=final, damage_type=kind):
-                verdicts.append(f"{target} takes {final} {kind} (raw {rec.event.terms.raw}, C13)")
-                verdicts += _unmoved(rec.event, state, "{who}'s HP 0 -> 0")
-            case ResourceChanged(who=who, resource=resource, before=was, after=now):
-                verdicts.append(f"{who}'s {resource.upper()} {was} -> {now}")
+            case DamageResolved() | ResourceChanged():
+                verdicts += _landed(rec.event, state)
             case AbilityUsed(who=who, ability=ability, name=name) if rec is first and (
                     owed := _owed(state, who, ability)):
                 verdicts.append(f"{who} uses {name}: {owed}")
@@ -1149,6 +1159,14 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
     verdicts += healed_words
     return Explanation(seq=first.seq, kind="ability", title=title, dice=_dice((r for r, _ in events), known.seed.given),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
+
+
+def _landed(event: DamageResolved | ResourceChanged, state: FightState) -> list[str]:
+    """What an ability's effect did, in words: the damage it dealt (C13) or the resource it moved."""
+    if isinstance(event, DamageResolved):
+        return [f"{event.target} takes {event.final} {event.damage_type} (raw {event.terms.raw}, C13)",
+                *_unmoved(event, state, "{who}'s HP 0 -> 0")]
+    return [f"{event.who}'s {event.resource.upper()} {event.before} -> {event.after}"]
 
 
 class _Healing:

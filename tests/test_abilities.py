@@ -1191,6 +1191,53 @@ def test_hamstring_answers_an_enemy_leaving_reach() -> None:
     assert_replays(fight)
 
 
+def test_explaining_a_move_says_what_an_ability_answering_it_did() -> None:
+    """C38, docs/explain.md: Leave Sting (a written move.left ability: a Bonus Action, 2 piercing to the mover)
+    answers the orc leaving Ana's reach; explaining the move names the answer and the damage it dealt, 2 piercing,
+    and the orc's HP 14 -> 12 (it stopped at the Bonus Action paid: found by a tester)."""
+    from omen_replay.explain import explain_records
+
+    sting = decode_content('id = "leave_sting"\nname = "Leave Sting"\nuse = "trigger"\n'
+                           'trigger = { moment = "move.left", owner = "left_behind" }\ncost = { bonus_actions = 1 }\n'
+                           'effects = [{ kind = "damage", flat = 2, damage_type = "piercing", to = "target" }]\n',
+                           Ability, fmt="toml")
+    fight = new_fight(having(sheet("ana"), sting), sheet("orc", side="raiders"), faces=[1, 6])
+    fight.engage("orc", "ana")
+    fight.roll_initiative()
+    fight.end_turn("orc")
+    fight.end_turn("ana")
+    hp = fight.state.combatants["orc"].hp
+    fight.move("orc", ["ana"])
+    fight.pass_reaction("ana")
+    fight.answer_decision("leave_sting", "ana", "use")
+    declared = next(r.seq for r in fight.events if type(r.event).__name__ == "MovementDeclared")
+    verdicts = explain_records(fight.events, declared).verdicts
+    assert "orc takes 2 piercing (raw 2, C13)" in verdicts and f"orc's HP {hp} -> {hp - 2}" in verdicts, verdicts
+
+
+def test_explaining_a_save_names_an_answers_damage_as_the_answers() -> None:
+    """C38, C25: Spite (the caller's save.resolved answer: 2 piercing to the saver on a failure) answers Ana's
+    failed save (STR 2 against 5); explaining the save names that damage as the answer's (rule C38), not as the
+    save's own consequence (C25), and lists no term for dice it does not roll (found by a tester)."""
+    from omen_core.commands import CallSave
+    from omen_core.content import SaveEffect
+    from omen_replay.explain import explain_records
+
+    spite = decode_content('id = "spite"\nname = "Spite"\nuse = "trigger"\n'
+                           'trigger = { moment = "save.resolved", owner = "caller", outcome = "failure" }\n'
+                           'effects = [{ kind = "damage", flat = 2, damage_type = "piercing", to = "target" }]\n',
+                           Ability, fmt="toml")
+    fight = new_fight(sheet("ana"), having(sheet("orc", side="raiders"), spite), faces=[2, 5])
+    fight.execute(CallSave(caller="orc", saver="ana", effect=SaveEffect(name="Glare", save="STR", against="STR",
+                                                                          action_cost=0)))
+    fight.answer_decision("spite", "orc", "use")
+    called = next(r.seq for r in fight.events if type(r.event).__name__ == "SaveCalled")
+    parts = {p.name: p for p in explain_records(fight.events, called).parts}
+    answer = parts["damage (Spite: a triggered ability's answer)"]
+    assert answer.rule == "C38" and [(t.value, t.label) for t in answer.terms] == [(2, answer.terms[0].label)]
+    assert fight.state.combatants["ana"].hp == 18
+
+
 def test_a_move_that_leaves_no_reach_offers_nothing() -> None:
     """C38: a move out of nobody's reach, or out of an ally's, is no enemy leaving reach: nothing is offered."""
     fight = new_fight(having(sheet("ana"), "hamstring"), sheet("bram"), faces=[])
