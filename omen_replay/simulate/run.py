@@ -546,7 +546,7 @@ def unsound(run: Run, same_omen: bool) -> list[str]:
         names = {s.policy: s.policy_name for s in er.summary.sides if s.policy_name}
         try:
             again = summarise(er.encounter, er.records, policies, names)
-        except (KeyError, ValueError, ZeroDivisionError):  # a side or combatant the records and encounter disagree on
+        except (KeyError, IndexError, ValueError, ZeroDivisionError):  # records the encounter cannot have made
             again = None
         if again != er.summary:
             found.append(f"encounter {er.label or n}'s summary is not the one its {len(er.records)} records give")
@@ -573,6 +573,9 @@ def regenerate(run: Run, index: int, label: str | None = None) -> tuple[Played, 
         labels = " or ".join(e.label for e in run.encounters)
         raise RunError(f"the run has no encounter {label!r}: say {labels}")
     er = chosen[0]
+    if len(er.records) != m.fights:  # a run keeps one record per fight of each encounter
+        raise RunError(f"the run file's encounter {er.label or 0} holds {len(er.records)} record(s), not the "
+                       f"{m.fights} its manifest says the run played: edited since the run")
     rules = Rules(policies=m.policies, max_rounds=m.max_rounds, hp_display=m.hp_display)
     played = play(er.encounter, rules, index, bytes.fromhex(m.seed), m.started_ms)
     return played, er.records[index]

@@ -479,6 +479,21 @@ class TestBadInput:
         assert "came out as the run recorded it, but the run file was edited since the run" in said and says in said
         assert "(as the run recorded)" not in said
 
+    @pytest.mark.parametrize("kept", [0, 1])
+    def test_a_run_file_missing_records_is_refused_without_a_traceback(self, ember_run: Path, tmp_path: Path,
+                                                                      kept: int) -> None:
+        """A run file whose encounter keeps fewer records than its manifest's fights (edited since the run) is
+        refused in one line, exit 2, nothing written (fight 2 of a file cut to one record raised IndexError)."""
+        run = json.loads(ember_run.read_text())
+        run["encounters"][0]["records"] = run["encounters"][0]["records"][:kept]
+        edited = tmp_path / "cut.json"
+        edited.write_text(json.dumps(run))
+        log = tmp_path / "f.jsonl"
+        result = omen("simulate", "--replay", edited, 2, "--log", log)
+        assert result.exit_code == 2 and not log.exists(), result.output
+        assert " ".join(result.output.split()) == (f"omen: error: the run file's encounter 0 holds {kept} record(s), "
+                                                   "not the 200 its manifest says the run played: edited since the run")
+
     def test_a_record_edited_since_is_said_as_edited_not_as_another_omen(self, ember_run: Path,
                                                                          tmp_path: Path) -> None:
         """Fight 0's rounds edited in the run file, by the same omen: the fight comes out as it did, not as the
