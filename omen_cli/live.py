@@ -335,7 +335,7 @@ def _placed(refused: Any, parsed: Command, command: str | None, file: Path | Non
     from omen_core.content import placed_refusal, read_content, refused_sheet
     from omen_core.errors import ContentError
 
-    if not isinstance(refused.facts.get("field"), str):
+    if refused.field_under("$") is None:
         return refused
     try:
         text = read_content(file, MAX_COMMAND_BYTES) if file is not None else command or ""

@@ -115,8 +115,8 @@ def answer_costs(waiting: Waiting, state: FightState | None = None) -> str:
     paid = [a.label for a in point.answers if a.label not in free]
     window = getattr(state.pending, "window", None) if state is not None and state.pending is not None else None
     if waiting.kind == "active_defense" and window is not None and window.eligible:
-        paid = [", ".join(d.capitalize() for d in window.eligible[:-1]) + " or " + window.eligible[-1].capitalize()
-                if len(window.eligible) > 1 else window.eligible[0].capitalize()]
+        *first, last = [d.capitalize() for d in window.eligible]
+        paid = [f"{', '.join(first)} or {last}" if first else last]
     return f"to {' or '.join(paid)} costs {waiting.cost}" + "".join(f", to {label} is free" for label in free)
 
 

@@ -1169,10 +1169,9 @@ def placed_refusal(refused: RuleViolation, source: str, text: str, fmt: Literal[
     written: in ``source`` (whose text is ``text``), the command at ``where`` in it, at that field's line
     (``attack.toml:4: [C4] 'vesh' has no weapon 'maul' (weapons: knife) (at $.weapon)``); None if the refusal
     names no field."""
-    field = refused.facts.get("field")
-    if not isinstance(field, str) or not field.startswith("$"):
+    path = refused.field_under(where)
+    if path is None:
         return None
-    path = where + field[1:]
     return ContentError(source, path, f"{lead}{refused}", Lines(text, fmt)(path))
 
 

@@ -112,6 +112,13 @@ class RuleViolation(OmenError):
         self.rule, self.facts = rule, facts
         super().__init__(f"[{rule}] {message}")
 
+    def field_under(self, where: str) -> str | None:
+        """The path of the field the rule names (its ``field`` fact, a path in the command or the sheet refused:
+        ``$.weapon``) within what holds that command or sheet at ``where`` (``$.command`` in a request,
+        ``$.combatants[2]``, ``$.commands[5]``): ``$.command.weapon``; None if the rule names no field."""
+        field = self.facts.get("field")
+        return where + field[1:] if isinstance(field, str) and field.startswith("$") else None
+
 
 class UnknownCombatant(RuleViolation):
     """A command names a combatant who has not joined the fight."""

@@ -419,9 +419,8 @@ def run_scenario(scenario: Scenario, store: EventStore,
             raise ScenarioError(scenario.source, where, f"{exc.command}: {exc.reason}", step.line) from exc
         except OmenError as exc:  # a rule naming one of the command's fields (C4's weapon): at that field
             name = type(step.command).__struct_config__.tag
-            field = exc.facts.get("field") if isinstance(exc, RuleViolation) else None
-            where = f"$.commands[{step.index}]" + (field[1:] if isinstance(field, str) and field.startswith("$")
-                                                  else "")
+            where = f"$.commands[{step.index}]"
+            where = (exc.field_under(where) if isinstance(exc, RuleViolation) else None) or where
             raise ScenarioError(scenario.source, where, f"{name}: {exc}", step.line) from exc
         if on_step is not None:
             on_step(step, stored)
@@ -436,7 +435,7 @@ def _refused_sheet(scenario: Scenario, exc: RuleViolation) -> ScenarioError:
     if index is None or not 0 <= index < len(scenario.combatants):
         return ScenarioError(scenario.source, "$.combatants", f"the fight's set-up is refused: {exc}",
                              _line(scenario.source, "$.combatants"))
-    field = str(exc.facts.get("field") or "$")
+    field = exc.field_under("$") or "$"
     origin = scenario.origins[index] if index < len(scenario.origins) else ""
     source, path = (origin, field) if origin else (scenario.source, f"$.combatants[{index}]{field[1:]}")
     library = _in_library(scenario, index, scenario.combatants[index], field)

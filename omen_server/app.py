@@ -386,8 +386,7 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
                         scrub(words + (f" (at {found})" if found else ""), sight, typed), rule=exc.rule,
                         field=found)
     if isinstance(exc, RuleViolation):  # a field the rule names is the command's own: in the request, under $.command
-        named = exc.facts.get("field")
-        field = "$.command" + named[1:] if isinstance(named, str) and named.startswith("$") else None
+        field = exc.field_under("$.command")
         words = _http_words(request, scrub(str(exc), sight, typed))
         return _problem(422, "rule-violation", "A rule refuses this command",
                         words + (f" (at {field})" if field else ""), rule=exc.rule,
@@ -1318,8 +1317,8 @@ def _refused_sheet(exc: RuleViolation) -> Unprocessable | None:
     (``$.combatants[2].id``, ``$.combatants[1].abilities[0].applies``); None for a refusal of no one sheet."""
     if exc.sheet_index is None:
         return None
-    field = exc.facts.get("field")
-    where = f"$.combatants[{exc.sheet_index}]" + (field[1:] if isinstance(field, str) and field.startswith("$") else "")
+    where = f"$.combatants[{exc.sheet_index}]"
+    where = exc.field_under(where) or where
     return Unprocessable(f"{exc} (at {where})", where, "rule-violation", "A rule refuses this command", rule=exc.rule)
 
 
