@@ -19,7 +19,7 @@ module sits below the state).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeGuard
 
 from .content import (
     Ability,
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 __all__ = ["USE", "PASS", "ON_TURN", "compile_ability", "fight_abilities", "holders", "uses_left", "effects_of",
            "consequences_of", "when_words", "use_key", "on_turn_cost", "turn_cost", "target_refusal", "aim_refusal",
-           "attack_weapon", "reroll_picks", "answer_target"]
+           "attack_weapon", "reroll_picks", "answer_target", "answered", "action_parties", "Answered"]
 
 #: How an ability used on its owner's turn is used (C37), and the cost that way of using it takes.
 ON_TURN = ("action", "bonus_action", "free")
@@ -116,7 +116,7 @@ def consequences_of(ability: Ability) -> tuple[Consequence, ...]:
 def _holds(when: When, state: FightState, owner: CombatantState, decl: Answered) -> bool:
     """Whether every predicate of ``when`` holds for ``owner`` and the action ``decl`` (an attack; or a save, whose
     saver is the target its ``target_*`` read, and which no attack predicate names, as the format checks)."""
-    target = state.combatants[_parties(decl)[1]]
+    target = state.combatants[action_parties(decl)[1]]
     if not (all(target.has(c) for c in when.target_has) and not any(target.has(c) for c in when.target_lacks)
             and _owner_holds(when, owner)):
         return False
@@ -269,17 +269,29 @@ def _sides(state: FightState, decl: AttackDeclared, effect: AddDice) -> int:
     return attacker.attributes[primary].sides
 
 
-Answered = AttackDeclared | SaveCalled | MovementDeclared
-"""The declarations of the actions whose moments an ability answers (an attack's, a save's, a move's)."""
+Answered = AttackDeclared | SaveCalled | MovementDeclared | MomentReached
+"""The declarations of the actions whose moments an ability answers as one of their parties: an attack's, a save's
+(one an action calls, or a save-ends save's ``save.resolved`` moment, C40), a move's."""
 
 
-def _parties(decl: Answered) -> tuple[str, str]:
-    """The two parties of an action a trigger names: the attacker and the target, the caller and the saver, or
-    the mover (both: a move has no target; the ones it leaves are the owners)."""
+def answered(decl: object) -> TypeGuard[Answered]:
+    """Whether ``decl`` declares an action with two parties a trigger names (:data:`Answered`): an attack, a save
+    (a save-ends save's moment included), a move; not an ability used on a turn, nor a moment of the round."""
+    return isinstance(decl, (AttackDeclared, SaveCalled, MovementDeclared)) or (
+        isinstance(decl, MomentReached) and decl.moment == "save.resolved")
+
+
+def action_parties(decl: Answered) -> tuple[str, str]:
+    """The two parties of an action a trigger names: the attacker and the target, the caller and the saver (at a
+    save-ends save, who applied the condition and the saver, C40), or the mover (both: a move has no target; the
+    ones it leaves are the owners)."""
     if isinstance(decl, AttackDeclared):
         return decl.attacker, decl.target
     if isinstance(decl, SaveCalled):
         return decl.caller, decl.saver
+    if isinstance(decl, MomentReached):
+        assert decl.who is not None and decl.other is not None
+        return decl.other, decl.who
     return decl.who, decl.who
 
 
@@ -288,7 +300,7 @@ def _offered_to(state: FightState, ability: Ability, decl: Answered) -> tuple[st
     the target (the saver) within its reach; or the mover's enemies whose reach it left (C23)."""
     trigger = ability.trigger
     assert trigger is not None
-    acting, target = _parties(decl)
+    acting, target = action_parties(decl)
     if isinstance(decl, MovementDeclared):
         side = state.combatants[decl.who].side
         return tuple(w for w in decl.leaves if state.combatants[w].side != side)
@@ -385,9 +397,9 @@ def answer_target(state: FightState, ability: Ability, frame: Frame, who: str) -
     if ability.trigger is not None and ability.trigger.moment == "condition.applied":
         return _condition_target(ability)(state, frame, who)
     decl = frame.declaration
-    if not isinstance(decl, (AttackDeclared, SaveCalled, MovementDeclared)):
+    if not answered(decl):
         return None
-    acting, target = _parties(decl)
+    acting, target = action_parties(decl)
     return target if who == acting else acting
 
 
@@ -479,12 +491,12 @@ def _triggered(ability: Ability) -> Extension:
                           if w is not None and trigger.outcome in ("any", outcome))
             return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
                          and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
-        if isinstance(decl, MomentReached):  # a moment of the round: the turn's owner, or at its end everyone
+        if isinstance(decl, MomentReached) and decl.moment != "save.resolved":  # a moment of the round: the turn's
+            # owner, or at its end everyone
             named = (decl.who,) if decl.who is not None else tuple(state.order or state.combatants)
             return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
                          and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
-        if not isinstance(decl, (AttackDeclared, SaveCalled, MovementDeclared)) \
-                or not _outcome_matches(ability, moment) \
+        if not answered(decl) or not _outcome_matches(ability, moment) \
                 or not _can_change(ability, moment):
             return ()
         return tuple(who for who in _offered_to(state, ability, decl)

@@ -102,6 +102,7 @@ __all__ = [
     "Situational",
     "AttackDeclared",
     "SaveCalled",
+    "Ticking",
     "CostPaid",
     "ActiveDefenseWindowOpened",
     "ActiveDefenseWindowSkipped",
@@ -399,19 +400,34 @@ class AbilityUsed(EventBase, frozen=True, kw_only=True):
     target: str
 
 
+class Ticking(Part, frozen=True, kw_only=True):
+    """Where the conditions' tick a save-ends save was made in stands (C40): its ``timing``, and the conditions it
+    has still to do, in the order they were applied: those whose application number is above ``after`` (the
+    saved condition's) and at most ``through`` (the last applied when the tick began)."""
+
+    timing: Literal["turn_start", "turn_end", "round_end"]
+    after: int
+    through: int
+
+
 class MomentReached(EventBase, frozen=True, kw_only=True):
     """A moment that abilities answer outside any other action has come (C38): the start or the end of ``who``'s
-    turn, the end of the round (``who`` None), or a check resolved (C16): ``who``'s static check, or a contest
-    ``who`` started against ``other``, with ``outcome`` ``who``'s (a tie is no success). Recorded only when a
+    turn, the end of the round (``who`` None), a check resolved (C16): ``who``'s static check, or a contest
+    ``who`` started against ``other``, with ``outcome`` ``who``'s (a tie is no success); or a save-ends save
+    resolved as its condition ticked (C40, C15): ``who`` the saver, ``other`` who applied ``condition``,
+    ``outcome`` the saver's, and ``ticking`` where the tick goes on once the moment settles. Recorded only when a
     triggered ability of that moment may be used then: an action of its own, whose decision points are offered
-    one at a time (C38) and which settles once they close; the turn, the round or the fight then goes on."""
+    one at a time (C38) and which settles once they close; the turn, the round, the tick or the fight then goes
+    on."""
 
     action: Sequence_
-    moment: Literal["turn.start", "turn.end", "round.end", "check.resolved"]
+    moment: Literal["turn.start", "turn.end", "round.end", "check.resolved", "save.resolved"]
     round: int
     who: str | None = None
     other: str | None = None
     outcome: Literal["success", "failure"] | None = None
+    condition: str | None = None
+    ticking: Ticking | None = None
 
 
 class CostPaid(EventBase, frozen=True, kw_only=True):

@@ -84,9 +84,10 @@ HOOK_POINTS: dict[str, HookPoint] = {
         "taken is decided here",
         "the attack settles"),
     "save.resolved": HookPoint(
-        "a save is resolved (C15) and its branch's consequences are done (C25), before it settles: what answers a "
-        "save made or failed is decided here",
-        "the save settles"),
+        "a save is resolved (C15) and its branch's consequences are done (C25), before it settles; or a save-ends "
+        "save is resolved as its condition ticks (C40), a success having cleared it: what answers a save made or "
+        "failed is decided here",
+        "the save settles (a save-ends save: the conditions due go on ticking, C40, then the turn or the round)"),
     "move.left": HookPoint(
         "a combatant's movement has completed and it has left the reach it said it would leave (C23), after any "
         "Attack of Opportunity, before the move settles: what answers an enemy leaving reach is decided here",

@@ -1021,13 +1021,16 @@ def _no_opportunity(events: list[tuple[StoredEvent, FightState]]) -> list[str]:
 
 
 def moment_words(decl: MomentReached) -> str:
-    """A moment abilities answer in words: the start or the end of whose turn, the end of which round, or whose
-    check (a contest: against whom) and how it went for them."""
+    """A moment abilities answer in words: the start or the end of whose turn, the end of which round, whose
+    check (a contest: against whom) or whose save-ends save against which condition, and how it went for them."""
     if decl.moment == "round.end":
         return f"the end of round {decl.round}"
     if decl.moment == "check.resolved":
         against = f" contest against {decl.other}" if decl.other else " check"
         return f"{decl.who}'s{against} ({'made' if decl.outcome == 'success' else 'failed'})"
+    if decl.moment == "save.resolved":
+        return (f"{decl.who}'s save against {decl.condition} ({'made' if decl.outcome == 'success' else 'failed'}; "
+                "save ends, C40)")
     return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {decl.who}'s turn"
 
 

@@ -614,6 +614,9 @@ def _moment_reached(e: MomentReached, names: _Names) -> Iterator[tuple[LineKind,
     if e.moment == "check.resolved":
         against = f" contest against {names(e.other)}" if e.other else " check"
         when = f"{names(e.who or '')}'s{against} ({'made' if e.outcome == 'success' else 'failed'})"
+    elif e.moment == "save.resolved":
+        when = (f"{names(e.who or '')}'s save against {e.condition} "
+                f"({'made' if e.outcome == 'success' else 'failed'}; save ends, C40)")
     else:
         when = (f"The end of round {e.round}" if e.moment == "round.end"
                 else f"The {'start' if e.moment == 'turn.start' else 'end'} of {names(e.who or '')}'s turn")

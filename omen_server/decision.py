@@ -195,11 +195,13 @@ def _budget(state: FightState, who: str | None, cost: str, sight: Sight) -> str:
 
 def _moment(decl: Any, names: dict[str, str]) -> str:
     """A moment abilities answer (C38), as the decision box says it: a turn's start or end, the round's end, a
-    check made or failed (whose, against whom)."""
+    check made or failed (whose, against whom), a save-ends save made or failed (whose, against which condition)."""
     who = names.get(decl.who or "", "someone")
     if decl.moment == "check.resolved":
         against = f" contest against {names.get(decl.other, 'someone')}" if decl.other else " check"
         return f"{who}'s{against} ({'made' if decl.outcome == 'success' else 'failed'})"
+    if decl.moment == "save.resolved":
+        return f"{who}'s save against {decl.condition} ({'made' if decl.outcome == 'success' else 'failed'})"
     if decl.moment == "round.end":
         return f"the end of round {decl.round}"
     return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {who}'s turn"

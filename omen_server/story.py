@@ -275,6 +275,9 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             if e.get("moment") == "check.resolved":
                 against = f" contest against {n(e.get('other'))}" if e.get("other") else " check"
                 when = f"{n(e.get('who'))}'s{against} ({'made' if e.get('outcome') == 'success' else 'failed'})"
+            elif e.get("moment") == "save.resolved":
+                made = "made" if e.get("outcome") == "success" else "failed"
+                when = f"{n(e.get('who'))}'s save against {e.get('condition')} ({made}; save ends)"
             else:
                 when = (f"The end of round {e.get('round')}" if e.get("moment") == "round.end" else
                         f"The {'start' if e.get('moment') == 'turn.start' else 'end'} of {n(e.get('who'))}'s turn")

@@ -132,7 +132,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "save_called": {**_ACTION, "caller": "name", "saver": "name", "effect": "custom", "ability": "own:caller"},
     "ability_used": {**_ACTION, "who": "name", "ability": "own:who", "name": "custom", "target": "name"},
     "moment_reached": {**_ACTION, "moment": "public", "round": "public", "who": "name", "other": "name",
-                       "outcome": "public"},
+                       "outcome": "public", "condition": "public", "ticking": "gm"},
     "cost_paid": {**_ACTION, "who": "name", "resource": "public", "amount": "public", "purpose": "own:who"},
     "active_defense_window_opened": {**_ACTION, "defender": "name", "attack_total": "public",
                                      "base_defense": "own:defender", "eligible": "own:defender",

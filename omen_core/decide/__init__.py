@@ -67,7 +67,7 @@ from ..events import (
 from ..extensions import window
 from ..hooks import amount_of
 from ..machine import ORDER, PHASE_ORDER, OutOfPhase, Phase
-from ..state import AbilityFrame, AttackFrame, FightState, Frame, MoveFrame, SaveFrame
+from ..state import AbilityFrame, AttackFrame, FightState, Frame, MomentFrame, MoveFrame, SaveFrame
 from .abilities import ability_actions, pay_after_window, use_ability, use_after_window
 from .attack import (
     RESUMES,
@@ -81,8 +81,8 @@ from .attack import (
 from .checks import RESUMES as CHECK_RESUMES
 from .checks import contest, static_check
 from .draft import Draft, not_now
-from .flow import RESUMES as ROUND_RESUMES
 from .flow import (
+    MOMENT_RESUMES,
     agree_initiative,
     begin_ambush,
     check_defeat,
@@ -96,6 +96,7 @@ from .flow import (
     roll_initiative,
     roll_off,
 )
+from .flow import RESUMES as ROUND_RESUMES
 from .reactions import RESUMES as MOVE_RESUMES
 from .reactions import (
     close_window,
@@ -218,8 +219,10 @@ _RESUMES = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES, **MOVE_RESUMES, **SETTLE
 
 
 def _go_on_from(draft: Draft, hook: str) -> None:
-    """The next decision point due at ``hook``, or the action goes on from there."""
-    moment, resume = _RESUMES[hook]
+    """The next decision point due at ``hook``, or the action goes on from there (a moment outside any action at a
+    hook point an action has too, a save-ends save's ``save.resolved``: as that moment goes on)."""
+    at_moment = isinstance(draft.state.pending, MomentFrame) and hook in MOMENT_RESUMES
+    moment, resume = MOMENT_RESUMES[hook] if at_moment else _RESUMES[hook]
     if not open_window(draft, hook, moment):
         resume(draft)
 

@@ -13,35 +13,44 @@ from typing import Literal
 from ..commands import CheckSpec
 from ..content import ConditionDamage, ConditionDef, SaveEnds
 from ..errors import RuleViolation
-from ..events import ConditionCleared, ConditionTicked, DamageTerms, Modifier, SaveResolved
+from ..events import ConditionCleared, ConditionTicked, DamageTerms, Modifier, SaveResolved, Ticking
 from ..limits import MAX_FACES
 from ..rules.checks import save_succeeds
 from ..state import Pending
 from .checks import roll_side
 from .draft import Draft
 from .effects import Context, deal_damage, run_consequences
+from .windows import open_moment
 
-__all__ = ["tick", "clear_until", "settle_deferred", "TURN_MOMENTS"]
+__all__ = ["tick", "Timing", "clear_until", "settle_deferred", "TURN_MOMENTS"]
 
 Moment = Literal["start_of_next_turn", "end_of_next_turn"]
+#: When conditions tick or are saved against (C40): a turn's start or end, or the round's end.
+Timing = Literal["turn_start", "turn_end", "round_end"]
 #: The words a clearing's reason gives each moment of a turn.
 TURN_MOMENTS: dict[str, str] = {"start_of_next_turn": "start", "end_of_next_turn": "end"}
 
 
-def tick(draft: Draft, timing: str, who: str | None = None) -> None:
+def tick(draft: Draft, timing: Timing, who: str | None = None, *, after: int | None = None,
+         through: int | None = None) -> bool:
     """The conditions due at ``timing`` (``who``'s at its turn start or end; everyone's at the round's end), in
     the order they were applied (C40): each deals its damage and counts its duration down if it ticks now (C25,
     C28; at 0 it clears), then, if its save is made now, the afflicted saves (C40). One out of the fight (C33)
-    takes no damage and makes no save."""
+    takes no damage and makes no save. A save that abilities answer (C38: a save made or failed) stops the tick
+    at its ``save.resolved`` moment: True (the tick waits), and it goes on from there once the moment settles
+    (``after`` the saved condition's application number, ``through`` the last one applied when it began; a
+    condition applied since is not due in this tick)."""
     rules = draft.ruleset.conditions
     state = draft.state
     names = list(state.combatants) if who is None else [who]
     if not any(state.combatants[w].conditions for w in names):
-        return  # nobody has a condition to tick: nothing to do (the common case)
-    due = sorted(((state.combatants[w].applied.get(name, 0), w, name) for w in names
-                  for name in state.combatants[w].conditions if _due(rules.get(name), timing)),
+        return False  # nobody has a condition to tick: nothing to do (the common case)
+    last = state.applications if through is None else through
+    due = sorted(((order, w, name) for w in names for name in state.combatants[w].conditions
+                  for order in (state.combatants[w].applied.get(name, 0),)
+                  if _due(rules.get(name), timing) and (after is None or order > after) and order <= last),
                  key=lambda entry: entry[0])
-    for _order, w, name in due:
+    for order, w, name in due:
         rule = rules[name]
         if rule.damage is not None and rule.tick == timing and _afflicted(draft, w, name):
             _damage(draft, w, name, rule.damage)
@@ -52,8 +61,10 @@ def tick(draft: Draft, timing: str, who: str | None = None) -> None:
             if left <= 0:
                 draft.emit(ConditionCleared(action=None, who=w, condition=name, reason="its duration ran out (C28)"))
                 continue
-        if rule.save_ends is not None and rule.save_ends.timing == timing and _afflicted(draft, w, name):
-            _save(draft, w, name, rule.save_ends)
+        if rule.save_ends is not None and rule.save_ends.timing == timing and _afflicted(draft, w, name) \
+                and _save(draft, w, name, rule.save_ends, Ticking(timing=timing, after=order, through=last)):
+            return True
+    return False
 
 
 def _due(rule: ConditionDef | None, timing: str) -> bool:
@@ -90,13 +101,15 @@ def _damage(draft: Draft, who: str, name: str, damage: ConditionDamage) -> None:
     deal_damage(draft, None, who, terms, damage.damage_type, spell=damage.spell, source=name)
 
 
-def _save(draft: Draft, who: str, name: str, save: SaveEnds) -> None:
+def _save(draft: Draft, who: str, name: str, save: SaveEnds, ticking: Ticking) -> bool:
     """Save ends (C40): the afflicted rolls its ``save`` attribute, then whoever applied the condition its
     ``against`` (C29: saver first), one die per side; the saver wins ties (C15). A success clears the condition.
-    A condition with no applier on record (one the engine applies itself, such as Dying) makes no save."""
+    Then the abilities that answer a save made or failed may (C38: the ``save.resolved`` moment, ``ticking`` where
+    the tick goes on after it): True if one may, and the tick waits on it. A condition with no applier on record
+    (one the engine applies itself, such as Dying) makes no save."""
     by = draft.combatant(who).appliers.get(name)
     if by is None or by == who or by not in draft.state.combatants:
-        return
+        return False
     saving = roll_side(draft, CheckSpec(who=who, attribute=save.save), "save", "save")
     opposing = roll_side(draft, CheckSpec(who=by, attribute=save.against), "save", "save")
     success = save_succeeds(saving.total, opposing.total)
@@ -105,6 +118,8 @@ def _save(draft: Draft, who: str, name: str, save: SaveEnds) -> None:
         draft.emit(ConditionCleared(action=None, who=who, condition=name,
                                     reason=f"{who} saved: {saving.total} >= {by}'s {opposing.total} "
                                            "(save ends, C40; C15)"))
+    return open_moment(draft, "save.resolved", who, other=by, outcome="success" if success else "failure",
+                       condition=name, ticking=ticking)
 
 
 def clear_until(draft: Draft, whose: str, moment: Moment | None) -> None:

@@ -7,7 +7,7 @@ side is defeated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 from ..commands import (
@@ -49,14 +49,15 @@ from ..events import (
     TurnStarted,
     WeaponDrawn,
 )
+from ..hooks import Moment
 from ..limits import MAX_ROLL_OFFS
 from ..machine import Phase
 from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, band, surprise_tier
 from ..state import MomentFrame, deferred_due
 from .checks import roll_side
-from .conditions import clear_until, settle_deferred, tick
+from .conditions import Timing, clear_until, settle_deferred, tick
 from .draft import Draft, require_turn
-from .windows import Resume, nothing_rolled, open_moment, settle_pending
+from .windows import Resume, moment_known, nothing_rolled, open_moment, settle_pending
 
 __all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "end_turn", "engage", "draw",
            "disengage", "end_fight", "require_turn", "check_defeat", "end_dying_turn", "DYING_TURN", "tick"]
@@ -233,8 +234,14 @@ def _begin_turn(draft: Draft, index: int) -> None:
         return
     clear_until(draft, who, "start_of_next_turn")
     settle_deferred(draft, due)
-    tick(draft, "turn_start", who)
-    open_moment(draft, "turn.start", who)  # C38: its abilities answer the start of its turn (the turn waits)
+    if not tick(draft, "turn_start", who):
+        _turn_ticked(draft, who)
+
+
+def _turn_ticked(draft: Draft, who: str | None) -> None:
+    """The conditions due at the start of ``who``'s turn have ticked: its abilities answer the start of its turn
+    (C38; the turn waits on them)."""
+    open_moment(draft, "turn.start", who)
 
 
 def _refill(draft: Draft, who: str) -> None:
@@ -252,8 +259,13 @@ def _end_round(draft: Draft) -> None:
 
 
 def _close_round(draft: Draft) -> None:
+    if not tick(draft, "round_end"):
+        _round_ticked(draft, None)
+
+
+def _round_ticked(draft: Draft, _who: str | None) -> None:
+    """The conditions due at the round's end have ticked: the round ends and the next one starts."""
     number = draft.state.round
-    tick(draft, "round_end")
     draft.emit(RoundEnded(round=number))
     _start_round(draft, number + 1)
 
@@ -279,7 +291,13 @@ def _end_turn(draft: Draft, who: str) -> None:
 def _close_turn(draft: Draft, who: str) -> None:
     clear_until(draft, who, "end_of_next_turn")
     settle_deferred(draft, deferred_due(draft.state, who, "end_of_next_turn"))
-    tick(draft, "turn_end", who)
+    if not tick(draft, "turn_end", who):
+        _turn_end_ticked(draft, who)
+
+
+def _turn_end_ticked(draft: Draft, who: str | None) -> None:
+    """The conditions due at the end of ``who``'s turn have ticked: the turn ends and the next begins."""
+    assert who is not None
     draft.emit(TurnEnded(round=draft.state.round, who=who))
     _begin_turn(draft, draft.state.order.index(who) + 1)
 
@@ -450,6 +468,29 @@ def _after_end_of_round(draft: Draft) -> None:
     _close_round(draft)
 
 
+#: How each tick goes on once its conditions have ticked (C40): whose turn or the round, as it was before the tick.
+_TICKED: dict[Timing, Callable[[Draft, str | None], None]] = {
+    "turn_start": _turn_ticked, "turn_end": _turn_end_ticked, "round_end": _round_ticked}
+
+
+def _after_save_ends(draft: Draft) -> None:
+    """A save-ends save's moment has settled (C38): the tick it was made in goes on with the conditions after the
+    saved one (C40), then the turn or the round as the tick would have."""
+    reached = _settled(draft)
+    ticking = reached.ticking
+    assert ticking is not None
+    whose = None if ticking.timing == "round_end" else reached.who
+    if not tick(draft, ticking.timing, whose, after=ticking.after, through=ticking.through):
+        _TICKED[ticking.timing](draft, whose)
+
+
+def _saved_in_tick(draft: Draft) -> Moment:
+    """What is known at a save-ends save's ``save.resolved``: whether the saver succeeded (C15)."""
+    frame = draft.state.pending
+    assert isinstance(frame, MomentFrame)
+    return moment_known(frame.declaration)
+
+
 #: The moments of the round: what they know, and how the turn or the round goes on once their decision points
 #: have closed (``decide``'s ``_answer_decision``).
 RESUMES: dict[str, Resume] = {
@@ -457,4 +498,8 @@ RESUMES: dict[str, Resume] = {
     "turn.end": (nothing_rolled, _after_end_of_turn),
     "round.end": (nothing_rolled, _after_end_of_round),
 }
+
+#: The hook points a moment of the round shares with an action (its frame a ``moment``, not the action's): a
+#: save-ends save's ``save.resolved`` (C40), which goes on with the tick rather than settling a save.
+MOMENT_RESUMES: dict[str, Resume] = {"save.resolved": (_saved_in_tick, _after_save_ends)}
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from ..abilities import PASS, reroll_picks
+from ..abilities import PASS, action_parties, answered, reroll_picks
 from ..commands import AnswerDecision
 from ..decisions import legal_now
 from ..errors import RuleViolation
@@ -27,7 +27,7 @@ from ..events import (
     DecisionClosed,
     DecisionOpened,
     MomentReached,
-    SaveCalled,
+    Ticking,
 )
 from ..extensions import window, windows_at
 from ..hooks import Moment, Window
@@ -38,7 +38,7 @@ from .draft import Draft
 from .effects import Context, run_consequences
 from .rerolls import chosen_reroll
 
-__all__ = ["open_window", "open_moment", "answer_decision", "nothing_rolled", "settle_pending",
+__all__ = ["open_window", "open_moment", "moment_known", "answer_decision", "nothing_rolled", "settle_pending",
            "settle", "Resume", "answer_context", "RESUMES"]
 
 #: A hook point's row in ``decide``'s table: what is known there (its :class:`~omen_core.hooks.Moment`), and how
@@ -86,27 +86,36 @@ def open_window(draft: Draft, hook: str, known: Callable[[Draft], Moment]) -> bo
     return True
 
 
-def open_moment(draft: Draft, moment: Literal["turn.start", "turn.end", "round.end", "check.resolved"],
-                who: str | None, *, other: str | None = None,
-                outcome: Literal["success", "failure"] | None = None) -> bool:
+def open_moment(draft: Draft, moment: Literal["turn.start", "turn.end", "round.end", "check.resolved", "save.resolved"],
+                who: str | None, *, other: str | None = None, outcome: Literal["success", "failure"] | None = None,
+                condition: str | None = None, ticking: Ticking | None = None) -> bool:
     """A moment outside any other action that abilities answer (C38: a turn's start or end, the round's end, a
-    check resolved, ``other`` the contest's other side and ``outcome`` ``who``'s): if some combatant's triggered
-    ability may be used now, the moment is recorded as an action of its own (``moment_reached``) and its first
-    decision point offered; True if so (the turn, the round or the fight waits on it). Otherwise nothing is
-    recorded."""
+    check resolved, ``other`` the contest's other side and ``outcome`` ``who``'s; a save-ends save resolved as
+    ``condition`` ticked, ``other`` its applier and ``ticking`` where the tick goes on, C40): if some combatant's
+    triggered ability may be used now, the moment is recorded as an action of its own (``moment_reached``) and
+    its first decision point offered; True if so (the turn, the round, the tick or the fight waits on it).
+    Otherwise nothing is recorded."""
     rows = windows_at(draft.state, moment)
     if not rows:
         return False
     event = MomentReached(action=draft.next_seq, moment=moment, round=draft.state.round, who=who, other=other,
-                          outcome=outcome)
+                          outcome=outcome, condition=condition, ticking=ticking)
     would = MomentFrame(action=event.action, declared_at=event.action, step=Step.MOMENT, declaration=event)
-    if not any(_offerable(draft.state, w, row) for row in rows
-               for w in row.responders(draft.state, would, _NOTHING_ROLLED)):
+    known = moment_known(event)
+    if not any(_offerable(draft.state, w, row) for row in rows for w in row.responders(draft.state, would, known)):
         return False
     draft.emit(event)
-    opened = open_window(draft, moment, nothing_rolled)
+    opened = open_window(draft, moment, lambda _draft: known)
     assert opened, f"the moment {moment} was recorded for a decision point that did not open"
     return True
+
+
+def moment_known(reached: MomentReached) -> Moment:
+    """What is known at a moment outside any other action: nothing rolled matters to what answers it, but at a
+    save-ends save's ``save.resolved``, whether the saver succeeded (C15)."""
+    if reached.moment == "save.resolved":
+        return Moment(attack_total=0, defense_total=0, saved=reached.outcome == "success")
+    return _NOTHING_ROLLED
 
 
 #: What is known at a hook point where nothing is rolled (a move, a moment of the round): no attack, no save.
@@ -202,8 +211,6 @@ def answer_context(frame: Frame, who: str, source: str, row: Window | None = Non
     if row is not None and row.target is not None and state is not None:
         return Context(action=frame.action, actor=who, target=row.target(state, frame, who), spell=False,
                        source=source)
-    actor = frame.actor
-    decl = frame.declaration
-    target = decl.target if isinstance(decl, AttackDeclared) else decl.saver if isinstance(decl, SaveCalled) else actor
-    other = target if who == actor else actor
+    acting, target = action_parties(frame.declaration) if answered(frame.declaration) else (frame.actor, frame.actor)
+    other = target if who == acting else acting
     return Context(action=frame.action, actor=who, target=other, spell=False, source=source)

@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 
 from omen_cli import app
 from omen_core import Fight, MemoryStore, ScriptedDice
-from omen_core.commands import UseAbility
+from omen_core.commands import AnswerDecision, UseAbility
 from omen_core.content import (
     AbilityLibrary,
     ApplyCondition,
@@ -42,14 +42,19 @@ from omen_core.content import (
 )
 from omen_core.errors import ContentError, RuleViolation
 from omen_core.events import (
+    ActionSettled,
     ConditionApplied,
     ConditionCleared,
     ConditionTicked,
     DamageResolved,
+    DecisionOpened,
     Event,
     HitDetermined,
+    MomentReached,
     ResourceChanged,
+    RoundEnded,
     SaveResolved,
+    Ticking,
     TurnEnded,
     TurnSkipped,
     TurnStarted,
@@ -249,11 +254,10 @@ class TestTurnDurations:
 
 #: The C40 ruleset and two conditions that take effect at a round's end: Scorched (1 fire, 3 ticks) and Hexed
 #: (save ends: RES against the hexer's INT).
-ROUND_END_RULESET = decode_content(
-    RULESET_FILE.read_text() + '\n[conditions.Scorched]\nplaceholder = true\ntick = "round_end"\nduration = 3\n'
-    'damage = { flat = 1, damage_type = "fire" }\n\n[conditions.Hexed]\nplaceholder = true\n'
-    'save_ends = { save = "RES", against = "INT", timing = "round_end" }\n', Ruleset, source="round-end.toml",
-    fmt="toml")
+ROUND_END_TEXT = (RULESET_FILE.read_text() + '\n[conditions.Scorched]\nplaceholder = true\ntick = "round_end"\n'
+                  'duration = 3\ndamage = { flat = 1, damage_type = "fire" }\n\n[conditions.Hexed]\nplaceholder = '
+                  'true\nsave_ends = { save = "RES", against = "INT", timing = "round_end" }\n')
+ROUND_END_RULESET = decode_content(ROUND_END_TEXT, Ruleset, source="round-end.toml", fmt="toml")
 
 
 class TestDying:
@@ -370,6 +374,148 @@ class TestSaveEnds:
         assert offered == ["vesh"]
         fight.execute(UseAbility(who="kael", ability="taint", target="vesh"))
         assert applied([r.event for r in fight.events]).who == "vesh"
+
+#: The round-end ruleset and Seared, 1 fire as the afflicted's turn ends for 2 of its turns: a condition due at the
+#: same moment as Poisoned's save, to tick after it (C40).
+ANSWERED_RULESET = decode_content(
+    ROUND_END_TEXT + '\n[conditions.Seared]\nplaceholder = true\ntick = "turn_end"\nduration = 2\n'
+    'damage = { flat = 1, damage_type = "fire" }\n', Ruleset, source="answered.toml", fmt="toml")
+
+#: Abilities that answer a save failed (C38) as their owner called it or applied the condition saved against.
+TWISTS = decode_content(
+    '[abilities.venom_twist]\nname = "Venom Twist"\nuse = "trigger"\n'
+    'trigger = { moment = "save.resolved", owner = "caller", outcome = "failure" }\n'
+    'effects = [{ kind = "damage", to = "target", dice = { count = 1, die = "d4" }, damage_type = "fire" }]\n\n'
+    '[abilities.steady]\nname = "Steady"\nuse = "trigger"\n'
+    'trigger = { moment = "save.resolved", owner = "saver", outcome = "success" }\ncost = { will = 1 }\n'
+    'effects = [{ kind = "damage", to = "target", dice = { count = 1, die = "d4" }, damage_type = "fire" }]\n',
+    AbilityLibrary, source="twists.toml", fmt="toml")
+
+
+def twisted(base: CombatantSheet, *names: str) -> CombatantSheet:
+    """``base`` with the abilities of :data:`TWISTS` named."""
+    return replace(base, abilities=tuple(a for n in names if (a := TWISTS.get(n)) is not None))
+
+
+def answered_fight(faces: list[int], kael_sheet: CombatantSheet | None = None,
+                   vesh_sheet: CombatantSheet | None = None) -> Fight:
+    """kael (first) and vesh under :data:`ANSWERED_RULESET`, initiative rolled, scripted ``faces`` after it."""
+    fight = Fight.start(MemoryStore(), "answered", dice=ScriptedDice([15, 5, *faces]), clock=lambda: 0,
+                        ruleset=ANSWERED_RULESET)
+    fight.join(kael_sheet or kael())
+    fight.join(vesh_sheet or twisted(vesh(), "venom_twist"))
+    fight.roll_initiative()
+    return fight
+
+
+class TestSaveEndsAnswered:
+    """A save-ends save is a save made or failed (C38): its ``save.resolved`` moment, the tick going on after it
+    (C40)."""
+
+    def test_a_failed_save_ends_save_waits_for_the_applier_then_the_tick_goes_on(self) -> None:
+        """C38, C40, C15: Poisoned (by vesh), then Seared on kael; at kael's turn end Poisoned's save fails (RES
+        3 - 1 = 2 against vesh's INT 4 + 2 = 6): the moment save.resolved opens Venom Twist to vesh and the turn
+        waits. vesh uses it: 1d4 = 3 fire on kael (20 -> 17). Then Seared ticks (1 fire: 16, 1 left), the turn
+        ends and vesh's begins."""
+        fight = answered_fight([3, 4, 3])
+        fight.apply_condition("kael", "Poisoned", by="vesh")
+        fight.apply_condition("kael", "Seared")
+        events = fight.end_turn("kael")
+        (failed,) = of(events, SaveResolved)
+        assert (failed.saver.total, failed.opposing.total, failed.success) == (2, 6, False)
+        (reached,) = of(events, MomentReached)
+        poisoned = fight.state.combatants["kael"].applied["Poisoned"]
+        assert (reached.moment, reached.who, reached.other, reached.outcome, reached.condition, reached.ticking) == (
+            "save.resolved", "kael", "vesh", "failure", "Poisoned",
+            Ticking(timing="turn_end", after=poisoned, through=fight.state.applications))
+        (opened,) = of(events, DecisionOpened)
+        assert (opened.decision, opened.responders, opened.hook) == ("venom_twist", ("vesh",), "save.resolved")
+        assert not of(events, TurnEnded) and not of(events, DamageResolved) and fight.state.turn == "kael"
+        with pytest.raises(RuleViolation):
+            fight.end_turn("kael")  # the turn waits on the moment
+        answered = fight.execute(AnswerDecision(decision="venom_twist", who="vesh", choice="use"))
+        after = [rec.event for rec in answered]
+        assert damage(after) == [("Venom Twist", "fire", 3), ("Seared", "fire", 1)]
+        assert [(t.condition, t.remaining) for t in of(after, ConditionTicked)] == [("Seared", 1)]
+        assert after[-2:] == [TurnEnded(round=1, who="kael"), TurnStarted(round=1, who="vesh")]
+        kael_now = fight.state.combatants["kael"]
+        assert (kael_now.hp, kael_now.has("Poisoned"), fight.state.turn) == (16, True, "vesh")
+        assert_replays(fight)
+        assert_legal_order(fight.events)
+        assert scripted(fight).remaining == 0
+
+    def test_passing_goes_on_as_the_tick_would_have(self) -> None:
+        """C38, C40: the same failed save; vesh passes: nothing is dealt by it, Seared ticks (20 -> 19), the turn
+        ends; the events after the answer are those an unanswered tick records after the save."""
+        fight = answered_fight([3, 4])
+        fight.apply_condition("kael", "Poisoned", by="vesh")
+        fight.apply_condition("kael", "Seared")
+        fight.end_turn("kael")
+        after = [rec.event for rec in fight.execute(AnswerDecision(decision="venom_twist", who="vesh", choice="pass"))]
+        plain = answered_fight([3, 4], vesh_sheet=vesh())
+        plain.apply_condition("kael", "Poisoned", by="vesh")
+        plain.apply_condition("kael", "Seared")
+        unanswered = plain.end_turn("kael")
+        tail = unanswered[unanswered.index(of(unanswered, SaveResolved)[0]) + 1:]
+        settled = next(i for i, e in enumerate(after) if isinstance(e, ActionSettled))
+        assert after[settled + 1:] == tail
+        assert fight.state.combatants["kael"].hp == plain.state.combatants["kael"].hp == 19
+        assert_replays(fight)
+
+    def test_a_success_opens_only_what_answers_a_success(self) -> None:
+        """C38, C15: kael saves (RES 6 - 1 = 5 against vesh's INT 1 + 2 = 3): Poisoned clears; Venom Twist (on a
+        failure) is not offered, and no moment is recorded with nobody to answer it. With Steady (kael's, on a
+        success, 1 Will) the moment opens to kael after the clearing; kael uses it on vesh, who applied it: 1d4 =
+        2 fire (20 -> 18), 1 Will paid."""
+        fight = answered_fight([6, 1])
+        fight.apply_condition("kael", "Poisoned", by="vesh")
+        events = fight.end_turn("kael")
+        assert not of(events, MomentReached) and events[-1] == TurnStarted(round=1, who="vesh")
+        steady = answered_fight([6, 1, 2], kael_sheet=twisted(kael(), "steady"))
+        steady.apply_condition("kael", "Poisoned", by="vesh")
+        events = steady.end_turn("kael")
+        cleared, reached = of(events, ConditionCleared)[0], of(events, MomentReached)[0]
+        assert events.index(cleared) < events.index(reached) and reached.outcome == "success"
+        assert of(events, DecisionOpened)[0].responders == ("kael",)
+        after = [rec.event for rec in steady.execute(AnswerDecision(decision="steady", who="kael", choice="use"))]
+        assert damage(after) == [("Steady", "fire", 2)]
+        assert (steady.state.combatants["vesh"].hp, steady.state.combatants["kael"].will) == (18, 9)
+        assert steady.state.turn == "vesh"
+        assert_replays(steady)
+
+    def test_at_the_round_end_the_tick_goes_on_across_combatants_then_the_round(self) -> None:
+        """C38, C40: Hexed (by kael) on vesh, then Scorched on kael, both due at the round's end. vesh fails its
+        save (RES 1 + 1 = 2 against kael's INT 6): kael's Venom Twist, 1d4 = 4 fire on vesh (20 -> 16); then
+        Scorched burns kael (1 fire: 19), the round ends and the next starts with kael's turn."""
+        fight = answered_fight([1, 6, 4], kael_sheet=twisted(kael(), "venom_twist"), vesh_sheet=vesh())
+        fight.apply_condition("vesh", "Hexed", by="kael")
+        fight.apply_condition("kael", "Scorched")
+        fight.end_turn("kael")
+        events = fight.end_turn("vesh")
+        (reached,) = of(events, MomentReached)
+        assert reached.ticking is not None and reached.ticking.timing == "round_end"
+        assert not of(events, RoundEnded)
+        after = [rec.event for rec in fight.execute(AnswerDecision(decision="venom_twist", who="kael", choice="use"))]
+        assert damage(after) == [("Venom Twist", "fire", 4), ("Scorched", "fire", 1)]
+        assert of(after, RoundEnded) == [RoundEnded(round=1)] and fight.state.turn == "kael"
+        assert (fight.state.combatants["vesh"].hp, fight.state.combatants["kael"].hp) == (16, 19)
+        assert_replays(fight)
+        assert scripted(fight).remaining == 0
+
+    def test_undo_of_the_answer_goes_back_before_the_turn_end(self) -> None:
+        """C38, undo: the moment is an action in progress, so undoing vesh's answer goes back to the last command
+        begun at rest (docs/scenarios.md, "undo point"): the end_turn, its save and the moment with it; the state is
+        the one before that end_turn, and the turn is kael's to end again."""
+        fight = answered_fight([3, 4, 3])
+        fight.apply_condition("kael", "Poisoned", by="vesh")
+        before = fight.state
+        fight.end_turn("kael")
+        fight.execute(AnswerDecision(decision="venom_twist", who="vesh", choice="use"))
+        fight.undo()
+        strip = {"version": 0, "last_hash": "", "redo_stack": (), "live_seq": 0}
+        assert replace(fight.state, **strip) == replace(before, **strip)
+        assert fight.state.turn == "kael" and fight.state.pending is None
+
 
 class TestUndo:
     def test_undo_of_a_turn_end_with_damage_and_a_save_restores_the_state(self, play: Play) -> None:
