@@ -225,8 +225,10 @@ def _passive(ability: Ability, named: bool) -> Extension:
 
     def lands_for(effect: ConvertToWill) -> Callable[[FightState, str], Literal["will", "choice"] | None]:
         def lands(state: FightState, who: str) -> Literal["will", "choice"] | None:
-            if who not in holders(state, ability, named) or not _owner_holds(ability.when, state.combatants[who]):
-                return None
+            owner = state.combatants.get(who)
+            if owner is None or owner.down or owner.helpless or who not in holders(state, ability, named) \
+                    or not _owner_holds(ability.when, owner):
+                return None  # an owner at 0 HP, Incapacitated or Paralysed gives nothing (C10, C36)
             return "choice" if effect.choice else "will"
         return lands
 

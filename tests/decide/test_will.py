@@ -244,3 +244,38 @@ def test_the_command_validates_like_the_decoder() -> None:
     with pytest.raises(InvalidCommand) as info:
         validated(ChooseWillConversion(who="vesh", convert="yes"))  # type: ignore[arg-type]
     assert "convert" in str(info.value)
+
+
+class TestHelplessOwner:
+    """A passive ability of an owner at 0 HP, Incapacitated or Paralysed gives nothing (C10, C36;
+    docs/abilities.md "Passive abilities"): Will conversion among them."""
+
+    @pytest.mark.parametrize("features", [AUTO, CHOICE], ids=["automatic", "choice"])
+    def test_an_incapacitated_owner_converts_nothing(self, play: Play, features: Features) -> None:
+        """C10, C31: Vesh Incapacitated rolls no base defense die and has no Active Defense window (C10): Kael's
+        faces [6, 1] hit (6 + 1 + 3 = 10 against the Defense Rating 1) and crit (FCS 1 + 1 > RES bonus 1):
+        6 + 2 + 2 + 4 = 14 slashing lands on HP (20 -> 6), not on Will, and no Will-conversion choice is
+        offered: Will stays 10."""
+        fight = duel(play, [6, 1], defender=vesh(features=features))
+        fight.apply_condition("vesh", "Incapacitated")
+        fight.attack("kael", "vesh")
+        dealt = last(fight, DamageResolved)
+        assert (dealt.final, dealt.resource, dealt.overflow) == (14, "hp", 0)
+        assert changes(fight) == [("hp", 20, 6)]
+        assert not any(isinstance(e, WillConversionOffered) for e in payloads(fight))
+        assert fight.state.combatants["vesh"].will == 10
+
+    def test_a_dying_owner_converts_nothing(self, play: Play) -> None:
+        """C31, C36: a cinder flask's 4 fire (not converted: C13) takes Vesh (4 HP, 5 Will, automatic conversion)
+        to 0 HP, Dying (AGI 1 + 2 = 3 against INT 4 + 4 = 8, failed); Kael's faces [6, 1] then hit and crit as
+        against any helpless defender (C10 through C36): 14 slashing lands on HP, which stays 0, and Will stays 5."""
+        fire = SaveEffect(name="cinder flask", save="AGI", against="INT", action_cost=0,
+                          on_failure=(DealDamage(flat=4, damage_type="fire"),))
+        fight = duel(play, [1, 4, 6, 1], defender=vesh(hp=4, will=5, features=AUTO))
+        fight.call_save("kael", "vesh", fire)
+        assert fight.state.combatants["vesh"].dying
+        fight.attack("kael", "vesh")
+        dealt = last(fight, DamageResolved)
+        assert (dealt.final, dealt.resource, dealt.overflow) == (14, "hp", 0)
+        assert changes(fight) == [("hp", 4, 0)]  # the hit at 0 HP changes no resource
+        assert fight.state.combatants["vesh"].will == 5
