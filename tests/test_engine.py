@@ -18,6 +18,7 @@ from omen_core import (
     ScriptedDice,
     SeededDice,
 )
+from omen_core.commands import ApplyConditionCommand
 from omen_core.content import ApplyCondition, DealDamage, SaveEffect
 from omen_core.decide import CallSave, Command, Contest, StaticCheck
 from omen_core.dice import commitment
@@ -225,6 +226,24 @@ class TestRefusals:
             fight.execute(command)
         assert info.value.rule == rule
         assert fight.events == before and scripted(fight).remaining == 3
+
+    @pytest.mark.parametrize("command, field", [
+        (StaticCheck(check=CheckSpec(who="nobody", attribute="STR"), difficulty=5), "$.check.who"),
+        (Contest(initiator=CheckSpec(who="vesh", skill="Stealth"), defender=CheckSpec(who="ghost", attribute="FCS")),
+         "$.defender.who"),
+        (CallSave(caller="vesh", saver="nobody", effect=FLASK), "$.saver"),
+        (ApplyConditionCommand(who="kael", condition="Prone", by="vesh", until="end_of_next_turn", of="zed"),
+         "$.of"),
+    ])
+    def test_an_unknown_combatant_is_refused_at_the_field_naming_it(self, command: Command, field: str) -> None:
+        """A command naming a combatant who has not joined is refused at the field that names it (the first, in the
+        command's field order), as every refusal names its place; nothing is appended."""
+        fight = fight_with([6, 6, 6])
+        before = fight.events
+        with pytest.raises(UnknownCombatant) as info:
+            fight.execute(command)
+        assert info.value.facts["field"] == field and info.value.field_under("$.command") == "$.command" + field[1:]
+        assert fight.events == before
 
     def test_exhausted_script_rewinds_and_appends_nothing(self) -> None:
         """C29: a contest with one scripted die left fails naming the defender's roll; the die is not lost."""

@@ -56,7 +56,7 @@ from ..commands import (
 from ..content import DealDamage
 from ..decisions import REACTION_STEPS, point_at, waiting_point
 from ..dice import CommandFaces, DiceSource, FacesNeeded, FacesThenSource, RollRequest, SurplusFaces
-from ..errors import DiceError, OmenError, RuleViolation
+from ..errors import DiceError, OmenError, RuleViolation, UnknownCombatant
 from ..events import (
     ActionCancelled,
     CommandIssued,
@@ -547,6 +547,33 @@ def decided(state: FightState, command: Command, dice: DiceSource, history: Hist
     answers wrongly) is :class:`~omen_core.hooks.ExtensionFailed`, naming
     the extension, its module and the row (:mod:`omen_core.hooks`).
     """
+    try:
+        return _decided_command(state, command, dice, history, by, then_roll)
+    except UnknownCombatant as unknown:
+        if "field" not in unknown.facts:  # the refusal names the field holding the unknown id (the first one)
+            field = field_holding(command, unknown.combatant)
+            if field is not None:
+                unknown.facts["field"] = field
+        raise
+
+
+def field_holding(command: Command, value: str) -> str | None:
+    """The path of the first field of ``command`` holding ``value`` (``$.who``, ``$.others[1]``,
+    ``$.initiator.who``), in the command's field order; None if none does."""
+    def find(held: object, path: str) -> str | None:
+        if isinstance(held, str):
+            return path if held == value else None
+        if isinstance(held, msgspec.Struct):
+            return next((p for f in held.__struct_fields__ if (p := find(getattr(held, f), f"{path}.{f}"))), None)
+        if isinstance(held, (tuple, list)):
+            return next((p for i, item in enumerate(held) if (p := find(item, f"{path}[{i}]"))), None)
+        return None
+    return find(command, "$")
+
+
+def _decided_command(state: FightState, command: Command, dice: DiceSource, history: History | None, by: str,
+                     then_roll: bool) -> Draft:
+    """:func:`decided`, at the boundary of extension code."""
     from ..hooks import extension_boundary  # here: this function is the boundary, and owns its import
 
     with extension_boundary():
