@@ -1182,8 +1182,10 @@ def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command
     refuse_setup_undo(fights, fight_id, fight, command)
     command = _with_kept_seed(command, fight)
     fresh = _fresh_seed(fights, fight_id, fight, command)
-    # a player's faces in a seeded fight are its own dice's (own_faces_only): the dice after them are the fight's
-    then_roll = seat.kind != "gm" and command.dice is not None and isinstance(fight.dice, SeededDice)
+    # faces typed in a seeded fight roll first (a player's are its own dice's, own_faces_only; the GM's as many as it
+    # typed, those marked "if rolled" left blank as it may not know yet whether they roll): the dice after them are
+    # the fight's, from its seed
+    then_roll = command.dice is not None and isinstance(fight.dice, SeededDice)
     stored = fight.execute(command, by=by, then_roll=then_roll)
     if fresh is not None and fight.state.seed_commitment == commitment(fresh):
         fights.keep.put_seed(fight_id, fresh)  # the seed spent is public now; the fight rolls from the fresh one

@@ -395,6 +395,26 @@ class TestCommands:
         assert audit["clean"] and audit["problems"] == 0, audit  # decided again the same way: faces, then the seed
         assert [f for f in audit["findings"] if "provenance" not in f and "is manual" not in f] == [], audit
 
+    def test_the_gm_types_the_dice_it_knows_in_a_seeded_fight_and_the_server_rolls_the_rest(self, table: Any) -> None:
+        """C29: in a seeded fight the GM types Kael's unarmed hit dice (6, 6) alone, as the table page sends its
+        form with the dice marked "if rolled" left blank: 201, Kael's roll manual with those faces, Vesh's base
+        defense die rolled from the seed after them (a tester's GM was refused 422 faces-needed, the form's blanks
+        being read as missing faces); the log verifies."""
+        from tests.sheets import sheet as plain
+
+        table.create(dice="seeded", names=(), combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))),
+                                                          msgspec.to_builtins(plain("vesh", side="raiders"))])
+        assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+        answer = table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True,
+                                "dice": [6, 6]})
+        assert answer.status_code == 201, answer.text
+        rolled = [e["event"] for e in answer.json()["events"] if e["type"] == "dice_rolled"]
+        assert [(r["roller"], r["purpose"], r["source"]) for r in rolled] == [
+            ("kael", "hit", "manual"), ("vesh", "base_defense", "seeded")]
+        assert [d["face"] for d in rolled[0]["dice"]] == [6, 6] and len(rolled[1]["dice"]) == 1
+        audit = table.client.get("/fights/duel/verify", headers=table.auth()).json()
+        assert audit["clean"] and audit["problems"] == 0, audit
+
     def test_a_players_action_after_the_end_is_refused_as_the_fight_has_ended(self, table: Any) -> None:
         """C33: after end_fight Alice's attack is refused as the GM's is, 422 saying the fight has ended, with
         nothing written (it was 403 "the GM's before the rounds", a rule for the set-up; found by a tester)."""
