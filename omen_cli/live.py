@@ -236,7 +236,7 @@ def do_cmd(
 
     from omen_core import Fight, ManualDice, SeededDice
     from omen_core.commands import RevealSeed
-    from omen_core.dice import FacesNeeded
+    from omen_core.dice import FacesNeeded, SurplusFaces
     from omen_core.errors import RuleViolation
     from omen_core.walk import StoreSource, done_under_key
     from omen_replay.narrate import Narrator
@@ -296,7 +296,9 @@ def do_cmd(
             except FacesNeeded as exc:
                 if live.state.dice == "seeded" and seed_bytes is None:
                     bad_input(f"{exc} (or give --seed HEX to roll this seeded fight's own dice)")
-                raise
+                raise _at_dice(exc, parsed, command, file) from None
+            except SurplusFaces as exc:
+                raise _at_dice(exc, parsed, command, file) from None
             except RuleViolation as exc:
                 raise _placed(exc, parsed, command, file) from None
             appended(stored)
@@ -347,6 +349,25 @@ def _placed(refused: Any, parsed: Command, command: str | None, file: Path | Non
     if isinstance(parsed, Join):
         return refused_sheet(refused, source, text, fmt, "$.sheet") or refused
     return placed_refusal(refused, source, text, fmt) or refused
+
+
+def _at_dice(refused: Exception, parsed: Command, command: str | None, file: Path | None) -> Exception:
+    """Too few or too many faces for the dice a command rolls, named at its ``dice`` where the command is written
+    (``roll.json:3: ... (at $.dice)``), as the server names ``$.command.dice``; a command given without faces
+    (a manual fight's), as it is."""
+    from omen_core.content import read_content
+    from omen_core.errors import ContentError
+    from omen_core.locate import Lines
+
+    if parsed.dice is None:
+        return refused
+    try:
+        text = (read_content(file, MAX_COMMAND_BYTES) if file is not None else command or "").removeprefix("\ufeff")
+    except ContentError:  # gone since it was read: the refusal as it is
+        return refused
+    fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
+    return ContentError(str(file) if file is not None else "the command", "$.dice", str(refused),
+                        Lines(text, fmt)("$.dice"))
 
 
 def _recorded_by(issued: Any, by: str) -> str:

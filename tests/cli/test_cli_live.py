@@ -643,6 +643,31 @@ class TestARefusedFieldIsNamed:
             said.endswith("(at $.condition)"), said
 
 
+class TestFacesAreNamedAtTheDice:
+    """Too few or too many faces are named at the command's ``dice``, its line and path, as the server names
+    ``$.command.dice`` (found by a tester)."""
+
+    def test_too_many_faces_from_a_file(self, turn_log: Path, tmp_path: Path) -> None:
+        """C29: twelve faces for an attack that rolls far fewer: ``attack.toml:5: ... too many ... (at $.dice)``."""
+        file = tmp_path / "attack.toml"
+        file.write_text('command = "declare_attack"\nattacker = "kael"\ntarget = "vesh"\nweapon = "longsword"\n'
+                        "dice = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n")
+        said = _refused_file(turn_log, file)
+        assert said.startswith(f"omen: error: {file}:5: 12 faces given, but this command rolls") and \
+            said.endswith("(at $.dice)"), said
+
+    def test_too_few_faces_typed_in(self, turn_log: Path) -> None:
+        """C29: an empty ``dice`` for an attack that rolls: ``the command:1: ... 0 faces were given ... (at
+        $.dice)``; nothing written."""
+        before = turn_log.read_bytes()
+        result = omen("do", str(turn_log), '{"command":"declare_attack","attacker":"kael","target":"vesh",'
+                                           '"weapon":"longsword","dice":[]}')
+        assert result.exit_code == 2 and turn_log.read_bytes() == before
+        said = " ".join(result.stderr.split())
+        assert said.startswith("omen: error: the command:1: ") and "0 faces were given" in said and \
+            said.endswith("(at $.dice)"), said
+
+
 def _refused_file(log: Path, file: Path) -> str:
     """``omen do LOG --file FILE``, refused: exit 2, nothing written; the message, unwrapped."""
     before = files_in(log.parent)
