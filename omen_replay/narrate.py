@@ -108,6 +108,7 @@ class BatchCommand:
     def __init__(self) -> None:
         self.command: Command | None = None
         self.standing: set[int] = set()  # the actions (their declaration seqs) that are a stand_up's movement
+        self.ending: dict[str, bool] = {}  # whose turn.end moment (C38) is waiting: whether its own end_turn opened it
 
     def see(self, event: object) -> None:
         """One event, in log order."""
@@ -116,6 +117,12 @@ class BatchCommand:
         elif isinstance(event, MovementDeclared) and isinstance(self.command, StandUp) \
                 and self.command.who == event.who:
             self.standing.add(event.action)
+        elif isinstance(event, MomentReached) and event.moment == "turn.end" and event.who is not None:
+            self.ending[event.who] = self._ends_own(event.who)
+
+    def _ends_own(self, who: str) -> bool:
+        """Whether the batch's command is ``who``'s own ``end_turn``."""
+        return isinstance(self.command, EndTurn) and self.command.who == who
 
     def stands_up(self, action: int) -> bool:
         """Whether this Movement Action is its mover standing up from Prone (C20, C28)."""
@@ -123,8 +130,13 @@ class BatchCommand:
 
     def ended_by_itself(self, event: TurnEnded, dying: bool) -> str | None:
         """Why a turn ended though its owner gave no ``end_turn`` (``dying``: its owner at 0 HP as it ended), or
-        None if its owner ended it or the log does not say: a Dying combatant takes no more of its turn (C36)."""
-        if not dying or self.command is None or (isinstance(self.command, EndTurn) and self.command.who == event.who):
+        None if its owner ended it or the log does not say: a Dying combatant takes no more of its turn (C36). A
+        turn whose end abilities answered (C38: ``turn.end``) was ended by the command that opened that moment,
+        though it ends in a later batch (an answer there may have brought its owner to 0 HP)."""
+        own = self.ending.pop(event.who, None)
+        if own is None:
+            own = self._ends_own(event.who)
+        if not dying or self.command is None or own:
             return None
         return "at 0 HP, Dying: a combatant takes no more of its turn (C36)"
 

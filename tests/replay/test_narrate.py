@@ -442,3 +442,27 @@ def test_one_ambusher_lies_in_wait_and_two_lie() -> None:
             fight.join(sheet(who, side=side))
         fight.ambush(list(ambushers), ["kael"], difficulty=10, dice=[3])
         assert said in [line.text for line in narrate(fight.events)]
+
+
+def test_a_turn_its_owner_ended_is_not_told_as_ended_by_itself_when_an_answer_to_its_end_downs_it() -> None:
+    """C36, C38: Kael's end_turn opens the turn.end moment; Kael answers with Burnout (5 fire to itself: 5 HP -> 0,
+    Dying) and the turn ends in that answer's batch: Kael ended it, so it is "(Kael ends the turn)", not "ends by
+    itself" (found by a tester); a Dying combatant's turn that ends with no end_turn of its own still is."""
+    from msgspec.structs import replace
+
+    from omen_core.commands import AnswerDecision
+
+    burnout = decode_content(
+        '[abilities.burnout]\nname = "Burnout"\nuse = "trigger"\ntrigger = { moment = "turn.end", owner = "self" }\n'
+        'effects = [{ kind = "damage", to = "actor", flat = 5, damage_type = "fire" }]\n',
+        AbilityLibrary, source="burnout.toml", fmt="toml").get("burnout")
+    assert burnout is not None
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([6, 1]), clock=lambda: 0)
+    fight.join(replace(sheet("kael", hp=5), abilities=(burnout,)))
+    fight.join(sheet("vesh", "raiders"))
+    fight.roll_initiative()
+    fight.end_turn("kael")
+    fight.execute(AnswerDecision(decision="burnout", who="kael", choice="use"))
+    assert fight.state.combatants["kael"].dying and fight.state.turn == "vesh"
+    told = [line.text for line in narrate(fight.events)]
+    assert "  (Kael ends the turn)" in told and not [t for t in told if "ends by itself" in t]
