@@ -678,7 +678,7 @@ class Reroll(_Content, frozen=True, tag_field="kind", tag="reroll", kw_only=True
     if given) is rerolled."""
 
     pool: Literal["primary", "fcs"]
-    faces: tuple[Annotated[int, msgspec.Meta(ge=1)], ...] = ()
+    faces: tuple[Annotated[int, msgspec.Meta(ge=1, le=MAX_SIDES)], ...] = ()
 
 
 class Save(_Content, frozen=True, tag_field="kind", tag="save", kw_only=True):

@@ -528,6 +528,17 @@ def test_a_chosen_reroll_with_no_die_left_is_not_offered() -> None:
     assert_replays(fight)
 
 
+def test_a_reroll_face_no_die_can_show_is_refused_where_it_is_written() -> None:
+    """C39, docs/rulings.md "Abilities no one could ever use": a reroll of 1001s (no die past d1000 shows one) is
+    refused at the face's path and line; one past the owner's own dice (9s on a d8) is the sheet's business."""
+    toml = ('[abilities.x]\nname = "X"\nuse = "passive"\n'
+            'effects = [{ kind = "reroll", pool = "fcs", faces = [1, 1001] }]\n')
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, AbilityLibrary, source="x.toml", fmt="toml")
+    assert (info.value.path, info.value.line) == ("$.abilities.x.effects[0].faces[1]", 4)
+    assert decode_content(toml.replace("1001", "9"), AbilityLibrary, source="x.toml", fmt="toml").get("x")
+
+
 def test_a_chosen_reroll_with_no_die_left_is_refused_when_answered(tmp_path: Path) -> None:
     """C39: tests/data/spent-reroll.jsonl, recorded before this was fixed, offers Second Chance after Lucky Strikes
     rerolled Ana's only primary die (1, then 2: 2 + 1 = 3 against the orc's 6); using it now is refused (rule C39,
