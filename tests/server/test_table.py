@@ -795,6 +795,19 @@ def test_the_roll_box_names_the_combatant_and_tells_its_giver_you(table: Any) ->
     assert " by kael" not in mine
 
 
+def test_the_gms_own_roll_box_tells_the_gm_you(table: Any) -> None:
+    """C29, physical dice: the GM stages Vesh's attack on Kael without faces: the GM's own roll box says "You gave
+    the command", not "the GM gave the command" as of someone else (found by a tester)."""
+    table.create(dice="manual")
+    assert table.command({"command": "roll_initiative", "dice": [1, 6]}).status_code == 201
+    staged = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife"},
+                           stage=True)
+    assert staged.status_code == 202, staged.text
+    gm = fragment(table, table.gm)
+    assert "<p>You gave the command; the table waits for your dice (C29 order):</p>" in gm, gm
+    assert "the GM gave" not in gm
+
+
 def test_a_miss_against_an_active_defense_names_it_to_the_attackers_seat(table: Any) -> None:
     """The attacker's seat reads a miss against a Dodge as "against defense 13 (with Vesh the Cinder-Hand's Dodge)"
     (the die is Vesh's to see); the GM's card has the dodge die among the defense's terms."""
