@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from omen_core import ManualDice, MemoryStore
 from omen_core.abilities import uses_left
-from omen_core.commands import CheckSpec, UseAbility
+from omen_core.commands import CancelAction, CheckSpec, UseAbility
 from omen_core.content import (
     SHIPPED_ABILITIES,
     Ability,
@@ -1112,6 +1112,21 @@ def test_shake_it_off_answers_the_end_of_the_turn_before_it_ends() -> None:
     fight.end_turn("orc")
     fight.end_turn("ana")
     assert len(opened_decisions(fight)) == 1 and fight.state.turn == "orc"
+    assert_replays(fight)
+
+
+def test_a_turn_end_moment_called_off_still_ends_the_turn() -> None:
+    """C38, C40: Ana, Fatigued, ends her turn and Shake It Off is offered; the GM calls the moment off
+    (cancel_action): the decision goes unanswered (Ana stays Fatigued), and the turn ends as it would have, the
+    orc's beginning (it stayed Ana's, who could then act again: found by a tester)."""
+    fight = new_fight(having(sheet("ana"), "shake_it_off"), sheet("orc", side="raiders"), faces=[6, 1])
+    fight.apply_condition("ana", "Fatigued")
+    fight.roll_initiative()
+    fight.end_turn("ana")
+    events = [rec.event for rec in fight.execute(CancelAction(reason="moving on"))]
+    assert [type(e).__name__ for e in events[1:4]] == ["ActionCancelled", "TurnEnded", "TurnStarted"]
+    assert (events[2].who, events[3].who, fight.state.turn) == ("ana", "orc", "orc")  # type: ignore[union-attr]
+    assert fight.state.combatants["ana"].has("Fatigued") and fight.state.pending is None
     assert_replays(fight)
 
 

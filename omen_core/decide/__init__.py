@@ -83,6 +83,7 @@ from .checks import contest, static_check
 from .draft import Draft, not_now
 from .flow import (
     MOMENT_RESUMES,
+    after_moment,
     agree_initiative,
     begin_ambush,
     check_defeat,
@@ -170,7 +171,9 @@ SELF_RECORDING = (StartFight, Join)
 def _cancel(draft: Draft, cmd: CancelAction) -> None:
     """The GM calls off the action in progress while it waits on a window (an Interrupt or Attack of
     Opportunity window, the Active Defense, routing or Catch window); costs already paid stay paid. A reaction
-    in progress is answered (or undone) first: calling off the action it reacts to would leave it hanging."""
+    in progress is answered (or undone) first: calling off the action it reacts to would leave it hanging. A
+    moment outside any action (C38) called off leaves its decision points unanswered, and the fight goes on from
+    it as it would once they closed (a turn's end ends the turn, a save-ends save's tick goes on: C40)."""
     draft.require("cancel", why="no action is waiting on a window to call off")
     state = draft.state
     assert state.pending is not None
@@ -181,7 +184,10 @@ def _cancel(draft: Draft, cmd: CancelAction) -> None:
     if len(state.stack) > 1:
         raise RuleViolation("cancel", f"action {state.pending.action} is a reaction to action "
                                       f"{state.stack[-2].action}: finish or undo the reaction first")
-    draft.emit(ActionCancelled(action=state.pending.action, reason=cmd.reason))
+    frame = state.pending
+    draft.emit(ActionCancelled(action=frame.action, reason=cmd.reason))
+    if isinstance(frame, MomentFrame):  # its decision points go unanswered; the turn, the round or the tick goes on
+        after_moment(draft, frame.declaration)
 
 
 def _react(draft: Draft, cmd: React) -> None:

@@ -450,38 +450,34 @@ def _settled(draft: Draft) -> MomentReached:
     return frame.declaration
 
 
-def _after_start_of_turn(draft: Draft) -> None:
-    """The turn is the owner's to play."""
-    _settled(draft)
-
-
-def _after_end_of_turn(draft: Draft) -> None:
-    """What ends with the turn goes, and the next turn begins."""
-    reached = _settled(draft)
-    assert reached.who is not None
-    _close_turn(draft, reached.who)
-
-
-def _after_end_of_round(draft: Draft) -> None:
-    """The round's conditions tick and the next round starts."""
-    _settled(draft)
-    _close_round(draft)
-
-
 #: How each tick goes on once its conditions have ticked (C40): whose turn or the round, as it was before the tick.
 _TICKED: dict[Timing, Callable[[Draft, str | None], None]] = {
     "turn_start": _turn_ticked, "turn_end": _turn_end_ticked, "round_end": _round_ticked}
 
 
-def _after_save_ends(draft: Draft) -> None:
-    """A save-ends save's moment has settled (C38): the tick it was made in goes on with the conditions after the
-    saved one (C40), then the turn or the round as the tick would have."""
-    reached = _settled(draft)
-    ticking = reached.ticking
-    assert ticking is not None
-    whose = None if ticking.timing == "round_end" else reached.who
-    if not tick(draft, ticking.timing, whose, after=ticking.after, through=ticking.through):
-        _TICKED[ticking.timing](draft, whose)
+def after_moment(draft: Draft, reached: MomentReached) -> None:
+    """How the fight goes on once a moment outside any action is over (C38), its decision points closed or called
+    off by the GM (``cancel_action``): at a turn's start the turn is its owner's to play and after a check the
+    fight is where the check left it (nothing to do); at a turn's end what ends with it goes and the next turn
+    begins; at the round's end its conditions tick and the next round starts; after a save-ends save the tick it
+    was made in goes on with the conditions after the saved one (C40), then the turn or the round as the tick
+    would have."""
+    if reached.moment == "turn.end":
+        assert reached.who is not None
+        _close_turn(draft, reached.who)
+    elif reached.moment == "round.end":
+        _close_round(draft)
+    elif reached.moment == "save.resolved":
+        ticking = reached.ticking
+        assert ticking is not None
+        whose = None if ticking.timing == "round_end" else reached.who
+        if not tick(draft, ticking.timing, whose, after=ticking.after, through=ticking.through):
+            _TICKED[ticking.timing](draft, whose)
+
+
+def _after(draft: Draft) -> None:
+    """The moment waiting on its decision points settles once they have closed, and the fight goes on from it."""
+    after_moment(draft, _settled(draft))
 
 
 def _saved_in_tick(draft: Draft) -> Moment:
@@ -493,13 +489,10 @@ def _saved_in_tick(draft: Draft) -> Moment:
 
 #: The moments of the round: what they know, and how the turn or the round goes on once their decision points
 #: have closed (``decide``'s ``_answer_decision``).
-RESUMES: dict[str, Resume] = {
-    "turn.start": (nothing_rolled, _after_start_of_turn),
-    "turn.end": (nothing_rolled, _after_end_of_turn),
-    "round.end": (nothing_rolled, _after_end_of_round),
-}
+RESUMES: dict[str, Resume] = {"turn.start": (nothing_rolled, _after), "turn.end": (nothing_rolled, _after),
+                               "round.end": (nothing_rolled, _after)}
 
 #: The hook points a moment of the round shares with an action (its frame a ``moment``, not the action's): a
 #: save-ends save's ``save.resolved`` (C40), which goes on with the tick rather than settling a save.
-MOMENT_RESUMES: dict[str, Resume] = {"save.resolved": (_saved_in_tick, _after_save_ends)}
+MOMENT_RESUMES: dict[str, Resume] = {"save.resolved": (_saved_in_tick, _after)}
 

@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 
 from omen_cli import app
 from omen_core import Fight, MemoryStore, ScriptedDice
-from omen_core.commands import AnswerDecision, UseAbility
+from omen_core.commands import AnswerDecision, CancelAction, UseAbility
 from omen_core.content import (
     AbilityLibrary,
     ApplyCondition,
@@ -47,6 +47,7 @@ from omen_core.events import (
     ConditionCleared,
     ConditionTicked,
     DamageResolved,
+    DecisionAnswered,
     DecisionOpened,
     Event,
     HitDetermined,
@@ -59,6 +60,7 @@ from omen_core.events import (
     TurnSkipped,
     TurnStarted,
 )
+from omen_core.state import MomentFrame
 from tests.fights import assert_legal_order, assert_replays, of, scripted
 from tests.sheets import sheet
 
@@ -499,6 +501,32 @@ class TestSaveEndsAnswered:
         assert damage(after) == [("Venom Twist", "fire", 4), ("Scorched", "fire", 1)]
         assert of(after, RoundEnded) == [RoundEnded(round=1)] and fight.state.turn == "kael"
         assert (fight.state.combatants["vesh"].hp, fight.state.combatants["kael"].hp) == (16, 19)
+        assert_replays(fight)
+        assert scripted(fight).remaining == 0
+
+    @pytest.mark.parametrize("timing", ["turn_end", "round_end"])
+    def test_called_off_the_tick_goes_on(self, timing: str) -> None:
+        """C38, C40: the GM calls the moment off (cancel_action): Venom Twist goes unanswered, and the tick goes on
+        as after an answer: at kael's turn end Seared ticks (1 fire: 20 -> 19) and vesh's turn begins; at the
+        round's end (Hexed on vesh, then Scorched on kael) Scorched burns kael (20 -> 19) and round 2 starts with
+        kael's turn (it stayed kael's turn, or the round stalled: found by a tester)."""
+        if timing == "turn_end":
+            fight = answered_fight([3, 4])
+            fight.apply_condition("kael", "Poisoned", by="vesh")
+            fight.apply_condition("kael", "Seared")
+            fight.end_turn("kael")
+        else:
+            fight = answered_fight([1, 6], kael_sheet=twisted(kael(), "venom_twist"), vesh_sheet=vesh())
+            fight.apply_condition("vesh", "Hexed", by="kael")
+            fight.apply_condition("kael", "Scorched")
+            fight.end_turn("kael")
+            fight.end_turn("vesh")
+        assert isinstance(fight.state.pending, MomentFrame)
+        after = [rec.event for rec in fight.execute(CancelAction(reason="let it pass"))]
+        assert damage(after) == [("Seared" if timing == "turn_end" else "Scorched", "fire", 1)]
+        assert not of(after, DecisionAnswered) and fight.state.pending is None
+        assert (fight.state.turn, fight.state.round) == (("vesh", 1) if timing == "turn_end" else ("kael", 2))
+        assert fight.state.combatants["kael"].hp == 19
         assert_replays(fight)
         assert scripted(fight).remaining == 0
 
