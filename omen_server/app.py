@@ -1173,12 +1173,16 @@ def refuse_unnamed_decision(sight: Sight, state: FightState, command: Command) -
                                      f"{command.who}'s")
 
 
-def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str) -> bytes:
+def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str,
+                staged: bool = False) -> bytes:
     """Execute ``command`` (hold the fight's lock) and answer as ``seat`` sees it: the encoded CommandResult.
-    Another process first: a 409, the fight left as it was and caught up at its next use."""
-    refuse_player_action_before_rounds(seat, fight, command)
-    if seat.kind != "gm" and isinstance(command, AnswerDecision):
-        refuse_unnamed_decision(fights.sight(fight_id, seat, fight), fight.state, command)
+    Another process first: a 409, the fight left as it was and caught up at its next use. ``staged``: a staged
+    command given again with ``seat``'s dice (the seat that staged it passed the checks of who may give it, which
+    are not the dice-giver's to pass: a player's die for the GM's answer to a decision it is not shown)."""
+    if not staged:
+        refuse_player_action_before_rounds(seat, fight, command)
+        if seat.kind != "gm" and isinstance(command, AnswerDecision):
+            refuse_unnamed_decision(fights.sight(fight_id, seat, fight), fight.state, command)
     refuse_setup_undo(fights, fight_id, fight, command)
     command = _with_kept_seed(command, fight)
     fresh = _fresh_seed(fights, fight_id, fight, command)

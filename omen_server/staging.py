@@ -261,7 +261,7 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
         request.state.dice_offset = len(staged.faces)  # a face's place in this request's dice, not the command's
         command = msgspec.structs.replace(staged.command, dice=faces)
         try:
-            body = run_command(fights, fight_id, seat, fight, command, staged.by)
+            body = run_command(fights, fight_id, seat, fight, command, staged.by, staged=True)
         except FacesNeeded as exc:
             after = _next(fights, fight_id, fight, staged.command, exc, faces, staged.at, staged.by,
                           staged.staged_by, staged.id)

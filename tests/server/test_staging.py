@@ -503,3 +503,47 @@ def test_a_keyed_command_refused_as_dice_staged_frees_its_key(table: Any) -> Non
     ended = table.command(end, headers=key, stage=True)
     assert ended.status_code == 201, ended.text
     assert [e["type"] for e in ended.json()["events"]][:2] == ["command_issued", "turn_ended"]
+
+
+def test_a_players_die_for_the_gms_answer_to_a_decision_it_is_not_shown_is_taken(tmp_path: Path) -> None:
+    """C38, C40, C29: Vesh, Poisoned by Kael (save ends at Vesh's turn end: RES against the applier's INT), ends
+    its turn and answers its own turn.end ability (Brace: nothing to roll) with "stage": the tick's save then rolls
+    Vesh's RES die (the GM's) and Kael's INT die (Alice's). The GM gives Vesh's die, then Alice hers: the answer is
+    decided (201), not refused as a decision Alice is not shown (it read "the open decision point is vesh's to
+    answer, not vesh's" and dropped the command: found by a tester); the save is in the log with both faces: RES
+    2 - 1 (Poisoned) = 1 against Kael's INT 5 + 0 = 5, failed (C15)."""
+    from omen_core.content import AbilityLibrary, decode_content, load_ruleset
+    from tests.sheets import sheet as plain
+
+    ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
+    brace = decode_content('[abilities.brace]\nname = "Brace"\nuse = "trigger"\n'
+                           'trigger = { moment = "turn.end", owner = "self" }\n'
+                           'effects = [{ kind = "condition", to = "actor", condition = "Marked" }]\n',
+                           AbilityLibrary, source="brace.toml", fmt="toml").get("brace")
+    vesh = msgspec.to_builtins(msgspec.structs.replace(plain("vesh", side="raiders"), abilities=(brace,)))
+    made = Table()
+    with made.client:
+        made.create(dice="manual", names=(), ruleset=ruleset,
+                    combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))), vesh])
+        alice = made.client.post("/fights/duel/seats", headers=made.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert made.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+        assert made.command({"command": "apply_condition", "who": "vesh", "condition": "Poisoned",
+                             "by": "kael"}).status_code == 201
+        assert made.command({"command": "end_turn", "who": "kael"}, token=alice).status_code == 201
+        assert made.command({"command": "end_turn", "who": "vesh"}).status_code == 201  # Brace is offered
+        staged = made.command({"command": "answer_decision", "decision": "brace", "who": "vesh", "choice": "use"},
+                              stage=True)
+        assert staged.status_code == 202, staged.text
+        gm_turn = options(made, made.gm)["staged"]
+        assert gm_turn["yours"] and gm_turn["rolls"][0]["roller"] == "vesh", gm_turn
+        after_gm = made.client.post("/fights/duel/staged", headers=made.auth(), json={"id": gm_turn["id"],
+                                                                                       "dice": [2]})
+        assert after_gm.status_code == 202, after_gm.text
+        hers = options(made, alice)["staged"]
+        assert hers["yours"] and [r["roller"] for r in hers["rolls"]] == ["kael"], hers
+        done = made.client.post("/fights/duel/staged", headers=made.auth(alice), json={"id": hers["id"],
+                                                                                     "dice": [5]})
+        assert done.status_code == 201, done.text
+        saves = [e for e in made.store.read("duel") if type(e.event).__name__ == "SaveResolved"]
+        assert [(s.event.saver.total, s.event.opposing.total, s.event.success) for s in saves] == [(1, 5, False)]
