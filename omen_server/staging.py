@@ -122,12 +122,28 @@ def _missing(exc: FacesNeeded) -> tuple[int, list[RollRequest]]:
     return kept, out
 
 
-def _rolled_by(fights: Fights, fight_id: str, roll: RollRequest, hidden_tie: bool) -> tuple[str, str]:
+def _rolled_by(fights: Fights, fight_id: str, roll: RollRequest, hidden_tie: bool,
+               gms: frozenset[int] = frozenset()) -> tuple[str, str]:
     """Who gives a roll's faces: its roller's player (:func:`supplier_of`), but the GM for every die of a roll-off
     whose tie a hidden combatant is in (C19: asking a player for its roll-off die would tell it of a tie with one
-    it does not see, which its events withhold whole)."""
-    return ("gm", "the GM") if hidden_tie and roll.purpose == "roll_off" else supplier_of(fights, fight_id,
-                                                                                          roll.roller)
+    it does not see, which its events withhold whole), and for the rolls in ``gms`` (:func:`_opposing_hidden`)."""
+    if (hidden_tie and roll.purpose == "roll_off") or roll.counter in gms:
+        return "gm", "the GM"
+    return supplier_of(fights, fight_id, roll.roller)
+
+
+def _opposing_hidden(rolls: list[RollRequest], hidden: frozenset[str]) -> frozenset[int]:
+    """The rolls (by counter) that oppose a hidden combatant's save: C15's two dice come one after the other, the
+    saver's then the opposing side's (C29), so in each run of save rolls every second one opposes the one before.
+    Asking the opposing side's player for it (a save-ends save's applier, C40) would tell it of the hidden saver's
+    condition and save, which its events withhold whole: the GM gives it."""
+    found: set[int] = set()
+    run: list[RollRequest] = []
+    for roll in rolls:
+        run = [*run, roll] if roll.purpose == "save" else []
+        if len(run) % 2 == 0 and run and run[-2].roller in hidden:
+            found.add(roll.counter)
+    return frozenset(found)
 
 
 def _next(fights: Fights, fight_id: str, fight: Fight, command: Command, exc: FacesNeeded, faces: tuple[int, ...],
@@ -135,10 +151,11 @@ def _next(fights: Fights, fight_id: str, fight: Fight, command: Command, exc: Fa
     kept, missing = _missing(exc)
     hidden = hidden_from_players(fight.state, fights.settings(fight_id).hidden)
     hidden_tie = any(r.purpose == "roll_off" and r.roller in hidden for r in [*exc.needed, *exc.then])
-    seat_id, name = _rolled_by(fights, fight_id, missing[0], hidden_tie)
+    gms = _opposing_hidden([*exc.needed, *exc.then], frozenset(hidden))
+    seat_id, name = _rolled_by(fights, fight_id, missing[0], hidden_tie, gms)
     rolls = []
     for roll in missing:
-        if _rolled_by(fights, fight_id, roll, hidden_tie)[0] != seat_id:
+        if _rolled_by(fights, fight_id, roll, hidden_tie, gms)[0] != seat_id:
             break
         rolls.append(_roll(roll))
     return Staged(id=staged_id, command=command, faces=faces[:kept], at=at, by=by, staged_by=staged_by,

@@ -55,6 +55,7 @@ from omen_core.events import (
     MomentReached,
     MovementDeclared,
     SaveCalled,
+    SaveResolved,
     StoredEvent,
 )
 from omen_core.seats import (
@@ -257,6 +258,31 @@ def _principals(command: dict[str, Any]) -> dict[str, Any]:
             and not (isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value))}
 
 
+def _is_list(value: Any) -> bool:
+    """Whether a command's field is a list of names (a move's ``leaves``, an engagement's ``others``)."""
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+#: The commands that take a list of names (a move's ``leaves``, an engagement's ``others``, an ambush's sides, an
+#: agreed initiative ``order``).
+LIST_COMMANDS = frozenset({"move", "engage", "begin_ambush", "agree_initiative"})
+
+
+def _gm_lists(payload: dict[str, Any], command: dict[str, Any]) -> bool:
+    """Whether the command was given by a seat that may name the hidden (the GM's: ``by`` not a player's) and may
+    hold a list of names (:data:`LIST_COMMANDS`): such a list is shown without the hidden, and the command always in
+    part (no salt), whether its list held a hidden one, a seen one or none, so that what the seat is shown does not
+    depend on it (found by a tester)."""
+    return not str(payload.get("by", "")).startswith("player") and command.get("command") in LIST_COMMANDS
+
+
+class _Partial:
+    """A custom field's value shown in part (the seat gets no salt), though it may equal the stored one."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
 #: The GM's commands whose ``reason`` is told to the table (the page's form says "the table sees it"): to every
 #: seat that sees the combatant it names (a command naming a hidden one is withheld whole anyway).
 TOLD_REASONS = frozenset({"apply_condition", "clear_condition"})
@@ -282,7 +308,14 @@ def _command(payload: dict[str, Any], sight: Sight) -> Any:
     if _mentions(_principals(command), sight.hidden) and not (actor is not None and sight.owns(str(actor))):
         raise _Withhold
     if actor is not None and sight.owns(str(actor)) and all(sight.sees(w) for w in flat):
-        return {name: value for name, value in command.items() if name != "dice" or not value}  # no faces: no secret
+        whole = {name: value for name, value in command.items() if name != "dice" or not value}  # no faces: no secret
+        return _Partial(whole) if _gm_lists(payload, command) else whole
+    if actor is not None and sight.owns(str(actor)) and _gm_lists(payload, command) \
+            and all(sight.sees(w) for w in names_in(_principals(command).get(n) for n in NAMING_FIELDS)):
+        # the GM's command naming a hidden one only in a list (a move's leaves): as if it were not named
+        seen = {name: type(value)(w for w in value if sight.sees(str(w))) if _is_list(value) else value
+                for name, value in command.items() if name != "dice" or not value}
+        return _Partial({name: value for name, value in seen.items() if not (_is_list(command[name]) and not value)})
     shown: dict[str, Any] = {"command": kind}
     if kind in TOLD_WHOLE:
         return shown | {name: value for name, value in command.items() if name in TOLD_WHOLE[kind]}
@@ -302,7 +335,8 @@ def staged_command(command: dict[str, Any], sight: Sight, party: bool) -> dict[s
     if sight.gm:
         return {name: value for name, value in command.items() if name != "dice"}
     try:
-        shown: dict[str, Any] = _command({"command": command}, sight)
+        seen = _command({"command": command}, sight)
+        shown: dict[str, Any] = seen.value if isinstance(seen, _Partial) else seen
         return shown
     except _Withhold:
         if not party:
@@ -315,12 +349,13 @@ def staged_command(command: dict[str, Any], sight: Sight, party: bool) -> dict[s
 
 
 def _participants(payload: dict[str, Any], sight: Sight) -> tuple[str, ...]:
-    """The combatants the event's action involves; for a roll-off die, its tie's group (C19: the die of a
-    visible combatant tells of its tie with a hidden one)."""
+    """The combatants the event's action involves; for a die rolled outside any action, those it was rolled about
+    (:func:`roll_groups_of`: a roll-off die's tie group, C19, the die of a visible combatant telling of its tie
+    with a hidden one; a save-ends save's saver and applier, C40)."""
     action = payload.get("action")
     if isinstance(action, int):
         return sight.participants.get(action, ())
-    if payload.get("type") == "dice_rolled" and payload.get("purpose") == "roll_off":
+    if payload.get("type") == "dice_rolled" and payload.get("purpose") in ("roll_off", "save"):
         return sight.roll_groups.get(payload.get("counter", -1), ())
     return ()
 
@@ -518,11 +553,14 @@ def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str
             seen = _CUSTOM[(kind, name)](payload, sight)
             if seen is _WITHHELD:
                 withheld.append(name)
+            elif isinstance(seen, _Partial):
+                shown[name] = seen.value
+                withheld.append(name)
             else:
                 shown[name] = seen
         else:  # "gm", or a field nobody listed: default deny
             withheld.append(name)
-        if name in shown and shown[name] != value:
+        if name in shown and shown[name] != value and name not in withheld:
             withheld.append(name)  # shown in part: the seat cannot check the event's hash (it gets no salt)
     absent = [name for name, rule in rules.items() if rule == "seen_name" and name not in payload]
     if absent:  # a name left out (the log omits a default): withheld as one naming the hidden, in the same place
@@ -578,10 +616,15 @@ def named_by(rec: StoredEvent) -> list[str]:
 
 
 def roll_groups_of(rec: StoredEvent) -> dict[int, tuple[str, ...]]:
-    """The tie group each die of an initiative roll-off was rolled for, by the die's roll counter (C19)."""
+    """The combatants each die rolled outside any action was rolled about, by the die's roll counter: an initiative
+    roll-off's tie group (C19); a save-ends save's saver and applier (C40: the applier's die tells of the saver's
+    condition and its save, the saver's of the applier)."""
     event = rec.event
     if isinstance(event, InitiativeRollOff):
         return {roll.counter: event.group for roll in event.rolls}
+    if isinstance(event, SaveResolved) and event.action is None:
+        pair = (event.saver.roller, event.opposing.roller)
+        return {event.saver.counter: pair, event.opposing.counter: pair}
     return {}
 
 

@@ -547,3 +547,35 @@ def test_a_players_die_for_the_gms_answer_to_a_decision_it_is_not_shown_is_taken
         assert done.status_code == 201, done.text
         saves = [e for e in made.store.read("duel") if type(e.event).__name__ == "SaveResolved"]
         assert [(s.event.saver.total, s.event.opposing.total, s.event.success) for s in saves] == [(1, 5, False)]
+
+
+def test_the_opposing_die_of_a_hidden_combatants_save_ends_save_is_the_gms(tmp_path: Path) -> None:
+    """C40, C15, docs/server.md "Seats and what each sees": Vesh, hidden from the players, is Poisoned by Kael
+    (Alice's); at Vesh's turn end it saves RES against Kael's INT. The GM's end_turn asks the GM for both dice,
+    Kael's too (asking Alice would tell her of a hidden foe's condition and its save: found by a tester), and
+    Alice's events hold neither die: Kael's save die is an envelope to her as the save is."""
+    from omen_core.content import load_ruleset
+    from tests.sheets import sheet as plain
+
+    ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
+    made = Table()
+    with made.client:
+        made.create(dice="manual", names=(), ruleset=ruleset, hidden=["vesh"],
+                    combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))),
+                                msgspec.to_builtins(plain("vesh", side="raiders"))])
+        alice = made.client.post("/fights/duel/seats", headers=made.auth(), json={
+            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+        assert made.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+        assert made.command({"command": "apply_condition", "who": "vesh", "condition": "Poisoned",
+                             "by": "kael"}).status_code == 201
+        assert made.command({"command": "end_turn", "who": "kael"}, token=alice).status_code == 201
+        staged = made.command({"command": "end_turn", "who": "vesh"}, stage=True)
+        assert staged.status_code == 202, staged.text
+        gm = options(made, made.gm)["staged"]
+        assert gm["yours"] and [r["roller"] for r in gm["rolls"]] == ["vesh", "kael"], gm
+        assert "staged" not in options(made, alice)
+        done = made.client.post("/fights/duel/staged", headers=made.auth(), json={"id": gm["id"], "dice": [2, 5]})
+        assert done.status_code == 201, done.text
+        seen = made.client.get("/fights/duel/events", headers=made.auth(alice)).json()["events"]
+        assert not [e for e in seen if e["type"] == "dice_rolled" and (e["event"] or {}).get("purpose") == "save"]
+        assert not [e for e in seen if e["type"] == "save_resolved"]

@@ -1000,7 +1000,7 @@ def test_a_pass_staged_for_the_dice_of_the_action_it_lets_go_on_says_what_they_a
     assert _said(mine, '<p class="who"', "</p>").startswith("Skarn Gutterjaw answered: Let it pass, free.")
     gms = fragment(table, table.gm)
     assert _said(gms, '<section class="rollbox', "</p>") == (
-        "Waiting for Alice's dice the GM gave Let it pass for Skarn Gutterjaw (free): the action it answers goes on; "
+        "Waiting for Alice's dice You gave Let it pass for Skarn Gutterjaw (free): the action it answers goes on; "
         "Alice rolls next: Kael Arden's hit.")
     assert _said(gms, '<p class="who"', "</p>").startswith("Skarn Gutterjaw answered: Let it pass, free.")
 

@@ -239,7 +239,9 @@ def test_a_hidden_combatant_in_a_list_or_as_an_applier_changes_nothing_a_seat_is
     ``others``, a move's ``leaves``, an ambush's ``ambushers``) or as who applied a condition (``by``): the seat is
     shown the same command, and the condition's event the same way, ``by`` left out whether it named the hidden one
     or no one (found by a tester: a hidden name in a list withheld the whole command, and a hidden ``by`` the whole
-    event, telling that a hidden one was there)."""
+    event, telling that a hidden one was there). A move the GM gives for the seat's own combatant shows its
+    ``leaves`` without the hidden, in part (no salt) whether or not one was there (a second tester: it was whole,
+    salt and all, with none hidden, and its name alone with one)."""
     from omen_core.commands import BeginAmbush, Move
     from omen_core.events import GENESIS_HASH, CommandIssued, ConditionApplied, seal
 
@@ -253,16 +255,21 @@ def test_a_hidden_combatant_in_a_list_or_as_an_applier_changes_nothing_a_seat_is
     pairs: list[tuple[Command, Command]] = [(Engage(who="vesh", others=("kael", "skarn")),
                                              Engage(who="vesh", others=("kael",))),
              (Move(who="vesh", leaves=("kael", "skarn")), Move(who="vesh", leaves=("kael",))),
+             (Move(who="kael", leaves=("vesh", "skarn")), Move(who="kael", leaves=("vesh",))),  # the seat's own
+             (Move(who="kael", leaves=("skarn",)), Move(who="kael")),
              (BeginAmbush(ambushers=("vesh", "skarn"), defenders=("kael",)),
               BeginAmbush(ambushers=("vesh",), defenders=("kael",))),
              (ApplyConditionCommand(who="kael", condition="Prone", reason="tripped", by="skarn"),
               ApplyConditionCommand(who="kael", condition="Prone", reason="tripped"))]
     for with_hidden, without in pairs:
         assert shown(CommandIssued(command=with_hidden, by="gm")) == shown(CommandIssued(command=without, by="gm"))
+    own_move = shown(CommandIssued(command=pairs[2][0], by="gm"))  # the GM's move for Kael: its list, in part
+    assert own_move[1]["command"] == {"command": "move", "who": "kael", "leaves": ("vesh",)} and own_move[3]
+    assert not shown(CommandIssued(command=pairs[2][1], by="player:Alice"))[3]  # her own: whole, salt and all
     applied = shown(ConditionApplied(action=None, who="kael", condition="Prone", added=1, stacks=1, by="skarn"))
     assert applied == shown(ConditionApplied(action=None, who="kael", condition="Prone", added=1, stacks=1))
     assert applied[1] is not None and "by" not in applied[1] and "by" in applied[2]
-    assert shown(CommandIssued(command=pairs[3][1], by="gm"))[1]["command"]["reason"] == "tripped"
+    assert shown(CommandIssued(command=pairs[-1][1], by="gm"))[1]["command"]["reason"] == "tripped"
 
 
 def _saved(fight: Fight, caller: str = "kael") -> list[Any]:
