@@ -494,6 +494,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             text = text.replace("on the primary dice", f"on {e['source']}'s {rolled.pop(action)}", 1)
         elif kind == "damage_resolved" and text and primaries.get(action) == 1:
             text = text.replace("on the primary dice", "on the primary die", 1)
+        if kind == "damage_resolved" and text and e.get("resource") != "will" \
+                and "Dying" in _held(str(e.get("target")), changes, undos):  # no HP change is recorded at 0 (C36)
+            text = f"{text}; {_n(names, e.get('target'))} is Dying: its HP stays at 0 (C36)"
         if kind == "hit_determined" and text and action in defended and not _terms_of(e.get("defense") or {}):
             total = (e.get("defense") or {}).get("total")  # the die is its roller's: the defense it came from is said
             text = text.replace(f"against defense {total}:", f"against defense {total} (with {defended[action]}):", 1)
@@ -776,15 +779,22 @@ def _helpless_said(line: str, who: str, changes: list[tuple[int, str, str, bool]
     """A skipped Active Defense window's line with why, where the seat saw the defender made helpless (C10, C36:
     Paralysed, Incapacitated, Dying, each applied and not cleared nor undone since); "" when it saw no such
     condition (the engine's reason is the GM's to see)."""
-    held: dict[str, bool] = {}
-    for seq, whom, condition, applied in changes:
-        if whom == who and condition in _HELPLESS and not any(a <= seq <= b for a, b, _r in undos.values()):
-            held[condition] = applied
-    found = [c for c in _HELPLESS if held.get(c)]
+    held = _held(who, changes, undos)
+    found = [c for c in _HELPLESS if c in held]
     if not found:
         return ""
     return (f"{line}: {_n(names, who)} is {' and '.join(found)}: no base defense die and no Active Defense "
             f"({_HELPLESS[found[0]]})")
+
+
+def _held(who: str, changes: list[tuple[int, str, str, bool]], undos: Mapping[int, tuple[int, int, str]]
+          ) -> frozenset[str]:
+    """The conditions the seat saw applied to ``who`` and not cleared nor undone since."""
+    held: dict[str, bool] = {}
+    for seq, whom, condition, applied in changes:
+        if whom == who and not any(a <= seq <= b for a, b, _r in undos.values()):
+            held[condition] = applied
+    return frozenset(c for c, on in held.items() if on)
 
 
 def text_of_reason(e: dict[str, Any]) -> str:

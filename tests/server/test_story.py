@@ -217,3 +217,24 @@ def test_the_engines_note_on_an_end_it_made_is_not_called_the_gms() -> None:
     other.end_fight("yielded", side="raiders", note="Vesh throws down the knife")
     lines = [line for headline, card in cards_for(other, Sight(kind="gm")) for line in (headline, *card)]
     assert "The fight is over (yielded: raiders). The GM's note: Vesh throws down the knife" in lines
+
+
+def test_a_hit_on_a_dying_combatant_says_its_hp_stays_at_0() -> None:
+    """C36: a cinder flask's 4 fire takes Vesh (4 HP) to 0, Dying; Kael's unarmed hit on Vesh then lands with no
+    HP change recorded (HP cannot go below 0), and its card says so rather than stopping at the damage (found by a
+    tester: a crit on a Dying foe left no HP line). Kael's player reads it too: Dying is public."""
+    from omen_core import ScriptedDice
+    from omen_core.content import DealDamage, SaveEffect
+
+    fire = SaveEffect(name="cinder flask", save="AGI", against="INT", action_cost=0,
+                      on_failure=(DealDamage(flat=4, damage_type="fire"),))
+    fight = Fight.start(MemoryStore(), "dying", dice=ScriptedDice([1, 6, 6, 1]), clock=lambda: 0,
+                        combatants=[sheet("kael", STR=(6, 0)), sheet("vesh", side="raiders", hp=4)])
+    fight.call_save("kael", "vesh", fire)
+    assert fight.state.combatants["vesh"].dying
+    fight.attack("kael", "vesh", unarmed=True)
+    for sight in (Sight(kind="gm"), Sight(kind="player", own=frozenset({"kael"}),
+                                          sides=frozenset({"heroes", "raiders"}))):
+        last = cards_for(fight, sight)[-1][1]
+        assert [line for line in last if "damage to Vesh's HP" in line][-1].endswith(
+            "; Vesh is Dying: its HP stays at 0 (C36)"), last
