@@ -512,25 +512,16 @@ def test_a_players_die_for_the_gms_answer_to_a_decision_it_is_not_shown_is_taken
     decided (201), not refused as a decision Alice is not shown (it read "the open decision point is vesh's to
     answer, not vesh's" and dropped the command: found by a tester); the save is in the log with both faces: RES
     2 - 1 (Poisoned) = 1 against Kael's INT 5 + 0 = 5, failed (C15)."""
-    from omen_core.content import AbilityLibrary, decode_content, load_ruleset
+    from omen_core.content import AbilityLibrary, decode_content
     from tests.sheets import sheet as plain
 
-    ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
     brace = decode_content('[abilities.brace]\nname = "Brace"\nuse = "trigger"\n'
                            'trigger = { moment = "turn.end", owner = "self" }\n'
                            'effects = [{ kind = "condition", to = "actor", condition = "Marked" }]\n',
                            AbilityLibrary, source="brace.toml", fmt="toml").get("brace")
-    vesh = msgspec.to_builtins(msgspec.structs.replace(plain("vesh", side="raiders"), abilities=(brace,)))
     made = Table()
     with made.client:
-        made.create(dice="manual", names=(), ruleset=ruleset,
-                    combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))), vesh])
-        alice = made.client.post("/fights/duel/seats", headers=made.auth(), json={
-            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
-        assert made.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
-        assert made.command({"command": "apply_condition", "who": "vesh", "condition": "Poisoned",
-                             "by": "kael"}).status_code == 201
-        assert made.command({"command": "end_turn", "who": "kael"}, token=alice).status_code == 201
+        alice = _poisoned_by_kael(made, msgspec.structs.replace(plain("vesh", side="raiders"), abilities=(brace,)))
         assert made.command({"command": "end_turn", "who": "vesh"}).status_code == 201  # Brace is offered
         staged = made.command({"command": "answer_decision", "decision": "brace", "who": "vesh", "choice": "use"},
                               stage=True)
@@ -554,21 +545,11 @@ def test_the_opposing_die_of_a_hidden_combatants_save_ends_save_is_the_gms(tmp_p
     (Alice's); at Vesh's turn end it saves RES against Kael's INT. The GM's end_turn asks the GM for both dice,
     Kael's too (asking Alice would tell her of a hidden foe's condition and its save: found by a tester), and
     Alice's events hold neither die: Kael's save die is an envelope to her as the save is."""
-    from omen_core.content import load_ruleset
     from tests.sheets import sheet as plain
 
-    ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
     made = Table()
     with made.client:
-        made.create(dice="manual", names=(), ruleset=ruleset, hidden=["vesh"],
-                    combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))),
-                                msgspec.to_builtins(plain("vesh", side="raiders"))])
-        alice = made.client.post("/fights/duel/seats", headers=made.auth(), json={
-            "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
-        assert made.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
-        assert made.command({"command": "apply_condition", "who": "vesh", "condition": "Poisoned",
-                             "by": "kael"}).status_code == 201
-        assert made.command({"command": "end_turn", "who": "kael"}, token=alice).status_code == 201
+        alice = _poisoned_by_kael(made, plain("vesh", side="raiders"), hidden=["vesh"])
         staged = made.command({"command": "end_turn", "who": "vesh"}, stage=True)
         assert staged.status_code == 202, staged.text
         gm = options(made, made.gm)["staged"]
@@ -579,3 +560,22 @@ def test_the_opposing_die_of_a_hidden_combatants_save_ends_save_is_the_gms(tmp_p
         seen = made.client.get("/fights/duel/events", headers=made.auth(alice)).json()["events"]
         assert not [e for e in seen if e["type"] == "dice_rolled" and (e["event"] or {}).get("purpose") == "save"]
         assert not [e for e in seen if e["type"] == "save_resolved"]
+
+
+def _poisoned_by_kael(made: Table, vesh: Any, hidden: list[str] | None = None) -> str:
+    """A manual-dice duel under the C40 ruleset (tests/data/c40-ruleset.toml): Kael (Alice's, first) and ``vesh``,
+    Vesh Poisoned by Kael (save ends at Vesh's turn end: RES against Kael's INT), Kael's turn ended by Alice: Vesh's
+    turn is on. Alice's token."""
+    from omen_core.content import load_ruleset
+    from tests.sheets import sheet as plain
+
+    ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
+    made.create(dice="manual", names=(), ruleset=ruleset, hidden=hidden or [],
+                combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))), msgspec.to_builtins(vesh)])
+    alice: str = made.client.post("/fights/duel/seats", headers=made.auth(), json={
+        "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert made.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+    assert made.command({"command": "apply_condition", "who": "vesh", "condition": "Poisoned",
+                         "by": "kael"}).status_code == 201
+    assert made.command({"command": "end_turn", "who": "kael"}, token=alice).status_code == 201
+    return alice
