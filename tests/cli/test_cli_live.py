@@ -405,10 +405,12 @@ class TestDoRefusals:
         depended on the dice)."""
         react = {"command": "react", "who": "vesh", "weapon": "knife"}
         three = refused(interrupt_log, {**react, "dice": [1, 1, 8]})
-        assert three.startswith("omen: error: this command rolls at least 6 dice as the 3 faces given fall; ")
-        assert three.endswith("kael's hit: primary d8, fcs d6; vesh's base defense: res d6")
+        assert three.startswith("omen: error: the command:1: this command rolls at least 6 dice as the 3 faces given "
+                                "fall; ")
+        assert three.endswith("kael's hit: primary d8, fcs d6; vesh's base defense: res d6 (at $.dice)")
         five = refused(interrupt_log, {**react, "dice": [1, 1, 8, 2, 2]})
-        assert five.startswith("omen: error: this command rolls at least 6 dice as the 5 faces given fall; ")
+        assert five.startswith("omen: error: the command:1: this command rolls at least 6 dice as the 5 faces given "
+                               "fall; ")
 
     def test_a_value_outside_a_fixed_few_names_them_and_the_closest(self, turn_log: Path) -> None:
         """A field that takes one of a fixed few (a reason to leave, a defense, a save's attribute) refused names
@@ -500,8 +502,9 @@ class TestDoRefusals:
         rolls the faces led to, up to Kael's hit that found none, then Vesh's base defense, certain as they fall
         (C24, C29: 6 dice)."""
         said = refused(interrupt_log, {"command": "react", "who": "vesh", "weapon": "knife", "dice": [2, 1, 4]})
-        assert said.startswith("omen: error: this command rolls at least 6 dice as the 3 faces given fall; ")
-        assert said.endswith("kael's hit: primary d8, fcs d6; vesh's base defense: res d6")
+        assert said.startswith("omen: error: the command:1: this command rolls at least 6 dice as the 3 faces given "
+                               "fall; ")
+        assert said.endswith("kael's hit: primary d8, fcs d6; vesh's base defense: res d6 (at $.dice)")
 
     def test_too_many_faces(self, setup_log: Path) -> None:
         """More faces than the command rolls is refused, saying how many too many."""
