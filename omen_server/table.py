@@ -42,7 +42,7 @@ from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.events import DecisionOpened, SeedRevealed, StoredEvent
 from omen_core.extensions import ATTACK_OPTION_FIELDS, turn_actions
 from omen_core.options import Choice, DiceRoll, Offer, Options
-from omen_core.state import FightState
+from omen_core.state import FightState, MomentFrame
 from omen_core.walk import StoreSource, Visitor, walk
 from omen_replay.render import environment
 
@@ -333,6 +333,7 @@ class Panel:
     tie_rolled: bool = False  # the staged roll-off's tie is rolled (else: only possible, their faces not all in)
     not_offered: list[str] = field(default_factory=list)  # why an Active Defense is not offered (C9), to its owner
     hp_display: str = "banded"  # what the players' and spectators' seats see of the HP of combatants not theirs
+    round_end: bool = False  # the round's last turn is over and abilities answer its end (C38): no one's turn
 
 
 def _name(names: Mapping[str, str], value: Any) -> str:
@@ -1057,7 +1058,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             phase=options.phase, round=options.round, turn=turn, turn_name=names.get(turn or "", ""),
             dice=state.dice or options.dice or "", seed_revealed=state.revealed_seed is not None,
             seeded=state.seed_commitment is not None, ended=ended, published=settings.published,
-            hp_display=settings.hp_display, waiting=waiting,
+            hp_display=settings.hp_display, waiting=waiting, round_end=_at_round_end(state),
             strip=_strip(state, sight, views, budgets, settings.notes, ended),
             answers=_answer_views([v for v, _o in answer_pairs], [o for _v, o in answer_pairs], facts),
             decision=facts, commands=ordered, turn_commands=now_turn,
@@ -1215,9 +1216,18 @@ def status_of(p: Panel) -> str:
         return f"Waiting for {', '.join(p.waiting_who) or 'someone'}: {p.waiting.title}"
     if p.your_turn:
         return f"Your turn: {p.turn_name}"
+    if p.round_end:
+        return f"The end of round {p.round}"
     if p.phase == "rounds":  # (no turn to a seat: a hidden combatant's, as the fight bar says it)
         return f"Round {p.round}: {p.turn_name or 'someone'}'s turn"
     return _PHASE_WORDS.get(str(p.phase), str(p.phase).capitalize())
+
+
+def _at_round_end(state: FightState) -> bool:
+    """Whether the fight waits at the round's end, abilities answering it (C38: its ``moment_reached``, which names
+    no one and every seat sees; it read "someone's turn", as a hidden combatant's turn does: found by a tester)."""
+    frame = state.pending
+    return isinstance(frame, MomentFrame) and frame.declaration.moment == "round.end"
 
 
 #: What the table is doing before the rounds, in words (the document's title; it said "Rounds", "Setup").

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -1688,3 +1690,49 @@ def test_a_condition_with_two_limits_says_whichever_comes_first(table: Any) -> N
     chip = re.sub(r"<[^>]+>", "", fragment(table, table.gm))
     assert re.search(r"Fatigued 3 ticks left, at [a-z ]+, or until the end of Vesh the Cinder-Hand's next turn, "
                      r"whichever comes first", chip.replace("&#39;", "'")), chip[:2000]
+
+
+def test_the_end_turn_form_asks_for_the_dice_ending_the_turn_rolls(table: Any) -> None:
+    """C40: Vesh Burning (1d4 fire as its turn starts): Kael's End turn rolls that d4, so the turn bar's form has a
+    face for it (hidden until the seat chooses to type its dice), as every other form does; a typed face is sent
+    in the command's dice (the form had none, and the server rolled the die unasked: found by a tester)."""
+    from omen_core.content import load_ruleset
+    from tests.sheets import sheet as plain
+
+    ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
+    table.create(names=(), ruleset=ruleset, combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))),
+                                                        msgspec.to_builtins(plain("vesh", side="raiders"))])
+    assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+    assert table.command({"command": "apply_condition", "who": "vesh", "condition": "Burning"}).status_code == 201
+    text = fragment(table, table.gm)
+    bar = text[text.index('<section class="turn-bar"'):]
+    bar = bar[:bar.index("</section>")]
+    assert '<div class="choice-dice" data-choice="0">' in bar and 'class="face"' in bar and 'data-sides="4"' in bar
+    answer = table.command({"command": "end_turn", "who": "kael", "dice": [3]})
+    assert answer.status_code == 201, answer.text
+    rolled = [e["event"] for e in answer.json()["events"] if e["type"] == "dice_rolled"]
+    assert [(r["source"], [d["face"] for d in r["dice"]]) for r in rolled] == [("manual", [3])]
+
+
+def test_the_round_end_abilities_answer_is_no_ones_turn(table: Any) -> None:
+    """C38 "round end": Kael's Vigil answers the end of round 1; while it waits, the fight bar and the title say
+    the round's end, not "someone's turn" (which reads as a hidden combatant's turn: found by a tester), to the GM
+    and to a player alike."""
+    from omen_core.content import AbilityLibrary, decode_content
+    from tests.sheets import sheet as plain
+
+    vigil = decode_content('[abilities.vigil]\nname = "Vigil"\nuse = "trigger"\n'
+                           'trigger = { moment = "round.end", owner = "self" }\n'
+                           'effects = [{ kind = "condition", to = "actor", condition = "Fatigued" }]\n',
+                           AbilityLibrary, source="vigil.toml", fmt="toml").get("vigil")
+    kael = msgspec.structs.replace(plain("kael", AGI=(20, 0)), abilities=(vigil,))
+    table.create(names=(), combatants=[msgspec.to_builtins(kael), msgspec.to_builtins(plain("vesh", side="raiders"))])
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+    assert table.command({"command": "end_turn", "who": "kael"}, token=alice).status_code == 201
+    assert table.command({"command": "end_turn", "who": "vesh"}).status_code == 201
+    for token in (table.gm, alice):
+        text = fragment(table, token)
+        bar = text[text.index('id="fight-bar"'):text.index("</p>", text.index('id="fight-bar"'))]
+        assert "<strong>the round's end</strong>" in bar and "someone" not in bar, bar
