@@ -618,8 +618,8 @@ def condition_said(d: ConditionDef, condition: str = "") -> str:
     if d.duration is not None:
         parts.append(f"lasts {d.duration} {'tick' if d.duration == 1 else 'ticks'} ({d.tick.replace('_', ' ')})")
     if d.save_ends is not None:
-        parts.append(f"ends on a {d.save_ends.save} save against {d.save_ends.against} "
-                     f"({d.save_ends.timing.replace('_', ' ')})")
+        parts.append(f"ends on a {d.save_ends.save} save against the {d.save_ends.against} of whoever applied it "
+                     f"({d.save_ends.timing.replace('_', ' ')}; C15, C40)")
     if d.cleared_by:
         parts.append("cleared by " + " or ".join(d.cleared_by))
     if d.placeholder and condition not in _ENGINE_WHOLE:

@@ -1736,3 +1736,14 @@ def test_the_round_end_abilities_answer_is_no_ones_turn(table: Any) -> None:
         text = fragment(table, token)
         bar = text[text.index('id="fight-bar"'):text.index("</p>", text.index('id="fight-bar"'))]
         assert "<strong>the round's end</strong>" in bar and "someone" not in bar, bar
+
+
+def test_a_save_ends_condition_says_whose_attribute_its_save_is_against() -> None:
+    """C15, C40: Poisoned's explainer says its RES save is against the INT of whoever applied it (it read "against
+    INT", not saying whose: found by a tester)."""
+    from omen_core.content import load_ruleset
+    from omen_server.table import condition_said
+
+    poisoned = load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml").conditions["Poisoned"]
+    assert "ends on a RES save against the INT of whoever applied it (turn end; C15, C40)" in condition_said(
+        poisoned, "Poisoned")
