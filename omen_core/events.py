@@ -72,6 +72,7 @@ Dice = Annotated[tuple[Die, ...], msgspec.Meta(max_length=MAX_FACES)]
 
 __all__ = [
     "DYING_REASON",
+    "DEFERRED_SOURCE",
     "SCHEMA_VERSION",
     "GENESIS_HASH",
     "SALT_BYTES",
@@ -718,6 +719,10 @@ class ResourceChanged(EventBase, frozen=True, kw_only=True):
 #: Why Dying is applied when damage brings a combatant to 0 HP (C28, C36): the ``reason`` its ``condition_applied``
 #: records.
 DYING_REASON = "HP reached 0 (C28)"
+
+#: How a deferred cost's damage names its source, after the ability's name (C41: it settles on its owner when its
+#: moment comes, outside any action): ``Blood Price's deferred cost (C41)``.
+DEFERRED_SOURCE = "'s deferred cost (C41)"
 
 
 class ConditionApplied(EventBase, frozen=True, kw_only=True):

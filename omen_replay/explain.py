@@ -24,6 +24,7 @@ from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput, InvalidArgument, LogCorrupted, TornTail
 from omen_core.events import (
+    DEFERRED_SOURCE,
     DYING_REASON,
     AbilityUsed,
     ActionCancelled,
@@ -137,9 +138,6 @@ _WORDS: dict[str, tuple[str, str]] = {
 }
 
 
-#: How a deferred cost's damage names its source after the ability's name (C41:
-#: :func:`omen_core.decide.conditions.settle_deferred`): it settles, it does not tick.
-_DEFERRED_SOURCE = "'s deferred cost (C41)"
 
 
 #: The kinds of term that are a die of the hit roll, and the die's pool (a reroll changes one, C39).
@@ -1363,7 +1361,7 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
             recs = [r for r in known.batch_rolls.values() if r.seq == rec.seq - 1]
             parts += _damage_parts(event, consequence=True, stacks=_per_stack(state, event, recs),
                                    incoming=state.combatants[event.target].sheet.incoming_damage)
-            owed = event.source.removesuffix(_DEFERRED_SOURCE)
+            owed = event.source.removesuffix(DEFERRED_SOURCE)
             verdicts.append(f"{event.final} {event.damage_type} damage to {event.target} from "
                             + (f"{owed}'s deferred cost as it settles (C41)" if owed != event.source
                                else f"{event.source} as it ticks (C25, C40)"))
@@ -1423,7 +1421,7 @@ def _moved_by(previous: StoredEvent | None, event: ResourceChanged) -> str:
     if previous is None or not isinstance(previous.event, DamageResolved) or previous.event.target != event.who:
         return ""
     damage = previous.event
-    owed = damage.source.removesuffix(_DEFERRED_SOURCE)
+    owed = damage.source.removesuffix(DEFERRED_SOURCE)
     source = f"{owed}'s deferred cost, C41" if owed != damage.source else f"{damage.source}, C40"
     return f" (the {damage.final} {damage.damage_type} damage at seq {previous.seq}, from {source}; explain it there)"
 

@@ -146,7 +146,9 @@ def _damage(e: dict[str, Any], n: Callable[[Any], str]) -> str:
     amount = f"{e['final']} " if "final" in e else ""
     where = "Will" if e.get("resource") == "will" else "HP"
     why = _damage_why(e)
-    return (f"{amount}{e.get('damage_type', '')} damage to {n(e['target'])}'s {where}".replace("  ", " ")
+    # outside any action the damage says what dealt it: a condition as it ticks (C40), a deferred cost (C41)
+    source = f"{e['source']}: " if e.get("action") is None and e.get("source") else ""
+    return (f"{source}{amount}{e.get('damage_type', '')} damage to {n(e['target'])}'s {where}".replace("  ", " ")
             + (f" ({why})" if why else ""))
 
 
@@ -407,6 +409,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     card says what it chose of (:func:`_headline`)."""
     gear = gear or {}
     abilities: dict[tuple[str, str], str] = {}  # the abilities of the sheets the seat sees, by (owner, id): names
+    owing: dict[tuple[str, str], str] = {}  # their deferred costs in words (C41), by (owner, id)
     hp_seen: dict[tuple[int, str], Any] = {}  # the last HP the seat saw a combatant's change to, in a batch
     cards: list[StoryCard] = []
     by_action: dict[int, StoryCard] = {}
@@ -448,6 +451,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             continue
         if kind == "combatant_joined":
             abilities.update(_abilities_of(e.get("sheet")))
+            owing.update(_deferred_of(e.get("sheet"), names))
         if kind == "initiative_rolled" and isinstance(e.get("check"), dict):
             inits.setdefault(rec.batch, []).append((str(e.get("who")), e["check"]))
         elif kind == "initiative_tied":
@@ -529,6 +533,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         card.batches.add(rec.batch)
         if kind == "attack_declared" and action in reactions:
             card.answered = by_action.get(reactions[action][0])
+        owed = owing.get((str(e.get("who")), str(e.get("ability") if kind == "ability_used" else e.get("decision"))))
+        if owed and (kind == "ability_used" or (kind == "decision_answered" and e.get("choice") == "use")):
+            told = [*told, text, f"owed: {owed}"] if text and text != card.headline else [*told, f"owed: {owed}"]
         if told:
             card.lines += told
         elif text and text != card.headline:
@@ -699,6 +706,26 @@ def _abilities_of(sheet: Any) -> dict[tuple[str, str], str]:
         return {}
     return {(str(sheet.get("id")), str(a["id"])): str(a.get("name") or a["id"]) for a in sheet["abilities"]
             if isinstance(a, dict) and "id" in a}
+
+
+def _deferred_of(sheet: Any, names: Names) -> dict[tuple[str, str], str]:
+    """The deferred costs (C41) of the abilities a joined sheet lists (written out, or shipped by id), as the seat
+    sees the sheet (whole to its owner's seat and the GM; to the others, none), in words, by (owner, id)."""
+    from omen_core.content import SHIPPED_ABILITIES, Ability
+    from omen_core.decisions import deferred_words
+
+    if not isinstance(sheet, dict) or not isinstance(sheet.get("abilities"), (list, tuple)):
+        return {}
+    owner = str(sheet.get("id"))
+    found: dict[tuple[str, str], str] = {}
+    for entry in sheet["abilities"]:
+        try:
+            ability = msgspec.convert(entry, Ability) if isinstance(entry, dict) else SHIPPED_ABILITIES.get(entry)
+        except msgspec.ValidationError:
+            continue
+        if ability is not None and ability.deferred is not None:
+            found[owner, ability.id] = deferred_words(ability.deferred, _n(names, owner))
+    return found
 
 
 def _at_full(name: str | None, hp: int | None) -> str:

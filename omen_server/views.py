@@ -49,6 +49,7 @@ from typing import Any
 import msgspec
 
 from omen_core.events import (
+    DEFERRED_SOURCE,
     AbilityUsed,
     AttackDeclared,
     InitiativeRollOff,
@@ -380,8 +381,14 @@ def _hit_part(name: str) -> Custom:
 def _damage_part(name: str) -> Custom:
     def part(payload: dict[str, Any], sight: Sight) -> Any:
         if payload.get("action") is None and "target" in payload:  # a condition's damage as it ticks (C40): its
-            # source is the condition (public), its terms the afflicted's own roll
-            return payload.get(name) if name == "source" or sight.owns(str(payload["target"])) else _WITHHELD
+            # source is the condition (public), its terms the afflicted's own roll; a deferred cost's (C41), its
+            # owner's: its source names the ability, as the owner's sheet does (C37), "an ability" to other seats
+            owner = sight.owns(str(payload["target"]))
+            source = str(payload.get("source", ""))
+            if name == "source" and source.endswith(DEFERRED_SOURCE) and not owner \
+                    and source.removesuffix(DEFERRED_SOURCE) not in sight.public_effects:
+                return UNNAMED_ABILITY + DEFERRED_SOURCE
+            return payload.get(name) if name == "source" or owner else _WITHHELD
         attacker, target = _attacker_and_target(payload, sight)
         # the damage's dealer: the action's attacker (or caller), unless it lands on them: then the other party's
         # (Riposte's damage back, C38: its name and die are the defender's sheet)

@@ -13,7 +13,7 @@ from typing import Literal
 from ..commands import CheckSpec
 from ..content import ConditionDamage, ConditionDef, SaveEnds
 from ..errors import RuleViolation
-from ..events import ConditionCleared, ConditionTicked, DamageTerms, Modifier, SaveResolved, Ticking
+from ..events import DEFERRED_SOURCE, ConditionCleared, ConditionTicked, DamageTerms, Modifier, SaveResolved, Ticking
 from ..limits import MAX_FACES
 from ..rules.checks import save_succeeds
 from ..state import Pending
@@ -150,5 +150,5 @@ def settle_deferred(draft: Draft, due: tuple[Pending, ...]) -> None:
         if ability is None or ability.deferred is None or draft.combatant(pending.who).out:
             continue
         ctx = Context(action=None, actor=pending.who, target=pending.who, spell=False,  # type: ignore[arg-type]
-                      source=f"{ability.name}'s deferred cost (C41)")
+                      source=f"{ability.name}{DEFERRED_SOURCE}")
         run_consequences(draft, ctx, ability.deferred.effects, offer_will=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from omen_core import Fight, MemoryStore, SeededDice
 from omen_server.story import story
 from omen_server.views import Sight, seen_event
@@ -238,3 +240,35 @@ def test_a_hit_on_a_dying_combatant_says_its_hp_stays_at_0() -> None:
         last = cards_for(fight, sight)[-1][1]
         assert [line for line in last if "damage to Vesh's HP" in line][-1].endswith(
             "; Vesh is Dying: its HP stays at 0 (C36)"), last
+
+
+def test_a_deferred_cost_is_said_when_owed_and_named_when_it_settles() -> None:
+    """C41: Kael uses Blood Price (free now: 2 HP healed; 3 necrotic owed at the start of his next turn). His card
+    says what is owed (it said only the use: found by a tester), and the damage, when it settles, names Blood
+    Price's deferred cost; Vesh's player reads neither the owing nor the ability's name (C37: it is Kael's),
+    the damage's source "an ability's deferred cost (C41)"."""
+    from omen_core import ScriptedDice
+    from omen_core.commands import UseAbility
+    from omen_core.content import AbilityLibrary, decode_content
+
+    price = decode_content(
+        '[abilities.blood_price]\nname = "Blood Price"\nuse = "bonus_action"\ntarget = "self"\n'
+        'effects = [{ kind = "heal", to = "actor", flat = 2 }]\n'
+        'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", flat = 3, '
+        'damage_type = "necrotic" }] }\n', AbilityLibrary, source="price.toml", fmt="toml").get("blood_price")
+    kael = msgspec.structs.replace(sheet("kael", AGI=(20, 0), hp=20), abilities=(price,))
+    fight = Fight.start(MemoryStore(), "owed", dice=ScriptedDice([20, 1]), clock=lambda: 0,
+                        combatants=[kael, sheet("vesh", side="raiders")])
+    fight.roll_initiative()
+    fight.execute(UseAbility(who="kael", ability="blood_price", target="kael"))
+    fight.end_turn("kael")
+    fight.end_turn("vesh")
+    gm = [line for _h, lines in cards_for(fight, Sight(kind="gm")) for line in lines]
+    assert "owed: 3 necrotic damage at the start of Kael's next turn (C41)" in gm, gm
+    assert any(line.startswith("Blood Price's deferred cost (C41): 3 necrotic damage to Kael's HP") for line in gm)
+    vesh = [line for _h, lines in cards_for(fight, Sight(kind="player", own=frozenset({"vesh"}),
+                                                         sides=frozenset({"heroes", "raiders"}),
+                                                         secrets=("blood_price", "Blood Price")))
+            for line in lines]
+    assert not [line for line in vesh if "owed" in line or "Blood Price" in line], vesh
+    assert any(line.startswith("an ability's deferred cost (C41): ") for line in vesh), vesh
