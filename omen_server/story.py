@@ -269,7 +269,8 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return f"{n(e['caller'])} calls for {n(e['saver'])}'s {effect.get('save', '')} save{against}", ""
         case "save_resolved":
             verdict = "SAVED" if e.get("success") else "FAILED"
-            return f"save {_roll(e.get('saver'))} against {_roll(e.get('opposing'))}: {verdict}", verdict
+            ends = f"against {e['effect']} (save ends, C40): " if e.get("action") is None and e.get("effect") else ""
+            return f"save {ends}{_roll(e.get('saver'))} against {_roll(e.get('opposing'))}: {verdict}", verdict
         case "ability_used":
             on = "" if e.get("target") == e.get("who") else f" on {n(e['target'])}"
             return f"{n(e['who'])} uses {e.get('name', 'an ability')}{on}", ""
@@ -513,7 +514,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                 card = StoryCard(seq=rec.seq, kind="action", headline=text or "an action")
                 by_action[action] = card
                 batch_card = by_batch.get(rec.batch)
-                if batch_card is not None and batch_card.kind != "action" and batch_card in cards:
+                if batch_card is not None and batch_card.kind != "action" and batch_card in cards \
+                        and kind != "moment_reached":  # (a moment the command came to is a card of its own: an
+                    # end of turn's save and tick stay under it, not under the next turn's start: found by a tester)
                     cards.remove(batch_card)  # the command's card is the action's: what came before it leads
                     card.seq, card.lines = batch_card.seq, list(batch_card.lines)
                     card.seqs, card.batches = list(batch_card.seqs), set(batch_card.batches)

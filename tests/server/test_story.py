@@ -272,3 +272,31 @@ def test_a_deferred_cost_is_said_when_owed_and_named_when_it_settles() -> None:
             for line in lines]
     assert not [line for line in vesh if "owed" in line or "Blood Price" in line], vesh
     assert any(line.startswith("an ability's deferred cost (C41): ") for line in vesh), vesh
+
+
+def test_an_end_of_turn_save_stays_under_its_command_when_the_next_turn_opens_a_moment() -> None:
+    """C38, C40: Kael ends his turn and saves against Poisoned (RES 6 - 1 = 5 against Vesh's INT 1 + 0 = 1: it
+    clears); Vesh's turn starts and its Vigil answers the start: the save is on the card of Kael's end_turn, not
+    under the headline of the start of Vesh's turn (found by a tester), which is a card of its own."""
+    from pathlib import Path
+
+    from omen_core import ScriptedDice
+    from omen_core.content import AbilityLibrary, decode_content, load_ruleset
+
+    vigil = decode_content('[abilities.vigil]\nname = "Vigil"\nuse = "trigger"\n'
+                           'trigger = { moment = "turn.start", owner = "self" }\n'
+                           'effects = [{ kind = "condition", to = "actor", condition = "Marked" }]\n',
+                           AbilityLibrary, source="vigil.toml", fmt="toml").get("vigil")
+    ruleset = load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml")
+    fight = Fight.start(MemoryStore(), "save", dice=ScriptedDice([20, 1, 6, 1]), clock=lambda: 0, ruleset=ruleset,
+                        combatants=[sheet("kael", AGI=(20, 0)),
+                                    msgspec.structs.replace(sheet("vesh", side="raiders"), abilities=(vigil,))])
+    fight.roll_initiative()
+    fight.apply_condition("kael", "Poisoned", by="vesh")
+    fight.end_turn("kael")
+    cards = cards_for(fight, Sight(kind="gm"))
+    saved = next((head, lines) for head, lines in cards if any("SAVED" in line or "save" in line for line in lines))
+    assert "start of" not in saved[0] and any("no longer Poisoned" in line for line in saved[1]), cards[-3:]
+    assert ("save against Poisoned (save ends, C40): 5 (6 RES die − 1 RES bonus) against 1 (1 INT die): SAVED"
+            in saved[1])
+    assert cards[-1][0].startswith("The start of Vesh's turn"), cards[-1]
