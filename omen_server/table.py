@@ -199,6 +199,7 @@ class OfferView:
     note: str
     choices: tuple[ChoiceView, ...]
     free: tuple[FreeInput, ...]
+    named: str = ""  # what it is by name where its title says too little: the abilities a use_ability offers
 
 
 @dataclass(frozen=True)
@@ -555,7 +556,17 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
     return OfferView(key=f"o-{offer.command}-{offer.actor or 'gm'}" + (f"-{index}" if index else ""),
                      command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,
-                     cost=COSTS.get(offer.cost, offer.cost), note=offer.note, choices=choices, free=free)
+                     cost=COSTS.get(offer.cost, offer.cost), note=offer.note, choices=choices, free=free,
+                     named=_ability_names(offer, abilities or {}))
+
+
+def _ability_names(offer: Offer, abilities: Mapping[str, str]) -> str:
+    """The abilities a ``use_ability`` offer offers, by name (the GM's list of what a combatant may do now said
+    "Ability · Ability": found by a tester); "" for any other offer."""
+    if offer.command != "use_ability":
+        return ""
+    named = [abilities.get(str(c.args.get("ability")), "") for c in offer.choices]
+    return ", ".join(dict.fromkeys(n for n in named if n))
 
 
 def _select_options(name: str, names: Mapping[str, str]) -> tuple[tuple[str, str], ...]:

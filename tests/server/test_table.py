@@ -1747,3 +1747,20 @@ def test_a_save_ends_condition_says_whose_attribute_its_save_is_against() -> Non
     poisoned = load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml").conditions["Poisoned"]
     assert "ends on a RES save against the INT of whoever applied it (turn end; C15, C40)" in condition_said(
         poisoned, "Poisoned")
+
+
+def test_also_now_names_the_abilities_it_lists(table: Any) -> None:
+    """C37: the list of what the turn's combatant may also do names its abilities ("Steady Breath (1 Bonus
+    Action)"), not "Ability" (found by a tester: "Ability · Ability")."""
+    from omen_core.content import AbilityLibrary, decode_content
+    from tests.sheets import sheet as plain
+
+    breath = decode_content('[abilities.steady_breath]\nname = "Steady Breath"\nuse = "bonus_action"\n'
+                            'target = "self"\neffects = [{ kind = "heal", to = "actor", flat = 1 }]\n',
+                            AbilityLibrary, source="breath.toml", fmt="toml").get("steady_breath")
+    kael = msgspec.structs.replace(plain("kael", AGI=(20, 0)), abilities=(breath,))
+    table.create(names=(), combatants=[msgspec.to_builtins(kael), msgspec.to_builtins(plain("vesh", side="raiders"))])
+    assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+    text = fragment(table, table.gm)
+    also = text[text.index('id="also"'):text.index("</p>", text.index('id="also"'))]
+    assert 'data-command="use_ability">Steady Breath <span class="muted">(1 Bonus Action)</span>' in also, also
