@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from omen_core.abilities import fight_abilities, uses_left
 from omen_core.derive import Standing, active_defense_adds, standing_hit, strike_bonus
 from omen_core.options import Choice, Odds, Offer, Waiting
 from omen_core.state import AttackFrame, FightState
@@ -162,6 +163,12 @@ def _extension(state: FightState, frame: Any, waiting: Waiting, answers: list[Of
     if opened.hook == "condition.applied":  # C38: the conditions the action applied, which the answer is about
         found.facts.append("it applied " + ", ".join(f"{a.condition} to {names.get(a.who, 'someone')}"
                                                       for a in frame.applied))
+    ability = next((a for a in fight_abilities(state) if a.id == opened.decision), None)
+    for who in waiting.who:  # C41: the uses it has left, to the seat that owns the one asked (its sheet's)
+        left = uses_left(state, who, ability) if ability is not None and sight.owns(who) else None
+        if left is not None and ability is not None and ability.uses is not None:
+            found.facts.append(f"{ability.name}: {left} use{'s' if left != 1 else ''} left this "
+                               f"{ability.uses.per} (C41)")
     for offer in answers:
         if offer.command != "answer_decision":
             continue

@@ -1764,3 +1764,30 @@ def test_also_now_names_the_abilities_it_lists(table: Any) -> None:
     text = fragment(table, table.gm)
     also = text[text.index('id="also"'):text.index("</p>", text.index('id="also"'))]
     assert 'data-command="use_ability">Steady Breath <span class="muted">(1 Bonus Action)</span>' in also, also
+
+
+def test_an_abilitys_decision_says_its_uses_left_to_its_owners_seat(table: Any) -> None:
+    """C41: Vesh attacks Kael and Kael's Brace Up (twice a fight) is offered: Alice's decision box says "Brace Up:
+    2 uses left this fight (C41)" (the uses were only in the list of abilities: found by a tester); Vesh's side
+    of the table is not told it."""
+    from omen_core.content import AbilityLibrary, decode_content
+    from tests.sheets import sheet as plain
+
+    brace = decode_content('[abilities.brace_up]\nname = "Brace Up"\nuse = "trigger"\n'
+                           'trigger = { moment = "attack.declared", owner = "target" }\n'
+                           'uses = { count = 2, per = "fight" }\n'
+                           'effects = [{ kind = "modifier", total = "defense", value = 1 }]\n',
+                           AbilityLibrary, source="brace.toml", fmt="toml").get("brace_up")
+    kael = msgspec.structs.replace(plain("kael"), abilities=(brace,))
+    table.create(names=(), combatants=[msgspec.to_builtins(kael),
+                                       msgspec.to_builtins(plain("vesh", side="raiders", AGI=(20, 0)))])
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    bob = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": "Bob", "combatants": ["vesh"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [1, 20]}).status_code == 201
+    answer = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "unarmed": True},
+                           token=bob)
+    assert answer.status_code == 201, answer.text
+    assert "<li>Brace Up: 2 uses left this fight (C41)</li>" in fragment(table, alice)
+    assert "uses left" not in fragment(table, bob)
