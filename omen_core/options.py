@@ -314,6 +314,20 @@ def _with_odds(state: FightState, offer: Offer) -> Offer:
     return msgspec.structs.replace(offer, choices=choices)
 
 
+def _cancel_note(state: FightState) -> str:
+    """What ``cancel_action`` would call off, in words: the action waiting and what stays done (found by a tester:
+    the GM's form named neither)."""
+    frame = state.pending
+    if frame is None:
+        return ""
+    kind = str(frame.declaration.__struct_config__.tag).replace("_", " ")
+    by = f" by {frame.actor}" if frame.actor else ""
+    if kind == "moment reached":
+        return (f"calls off action {frame.action} (a moment{by} that abilities answer, C38): its decisions go "
+                "unanswered and the fight goes on from it")
+    return f"calls off action {frame.action} ({kind}{by}): the costs already paid stay paid"
+
+
 def _named(state: FightState, history: History | None, tag: str, actor: str | None, rule: str, cost: str,
            candidates: Iterable[Command], free: tuple[Argument, ...] = (), note: str = "") -> Iterator[Offer]:
     offer = _offer(state, history, tag, actor, rule, cost, candidates, free, note)
@@ -477,7 +491,8 @@ def _gm(state: FightState, history: History | None, unseen: frozenset[str]) -> I
     yield from _named(state, history, "end_fight", None, "§Your Turn, C33", "free", ends,
                       (Argument(name="note", takes="free text"),))
     yield from _named(state, history, "cancel_action", None, "lifecycle", "free",
-                      [CancelAction(reason="the GM calls it off")], (Argument(name="reason", takes="free text"),))
+                      [CancelAction(reason="the GM calls it off")], (Argument(name="reason", takes="free text"),),
+                      note=_cancel_note(state))
     if state.seed_commitment is not None and state.revealed_seed is None and state.at_rest:  # between actions
         yield Offer(command="reveal_seed", actor=None, rule="dice", cost="free",
                     choices=(Choice(args={}),), free=_marked(RevealSeed, (Argument(name="seed",

@@ -1791,3 +1791,19 @@ def test_an_abilitys_decision_says_its_uses_left_to_its_owners_seat(table: Any) 
     assert answer.status_code == 201, answer.text
     assert "<li>Brace Up: 2 uses left this fight (C41)</li>" in fragment(table, alice)
     assert "uses left" not in fragment(table, bob)
+
+
+def test_the_cancel_form_says_what_it_calls_off(table: Any) -> None:
+    """The GM's Cancel the action names the action waiting and what stays done ("calls off action N (attack
+    declared by vesh): the costs already paid stay paid"); at a moment, that its decisions go unanswered and the
+    fight goes on (the form named neither: found by a tester)."""
+    table.create(dice="manual")
+    assert table.command({"command": "roll_initiative", "dice": [1, 6]}).status_code == 201
+    declared = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                              "dice": [8, 6, 1]})  # a hit: the Active Defense window waits (C8)
+    assert declared.status_code == 201, declared.text
+    action = next(e["seq"] for e in declared.json()["events"] if e["type"] == "attack_declared")
+    text = fragment(table, table.gm)
+    form = text[text.index('data-command="cancel_action"'):]
+    assert f"calls off action {action} (attack declared by vesh): the costs already paid stay paid" in \
+        form[:form.index("</form>")]
