@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -122,3 +123,70 @@ def test_no_seat_can_tell_two_worlds_apart_with_a_hidden_combatant_among_the_oth
     asked = [body for label, status, _headers, body in a.transcript.entries
              if label == "alice options" and (body.get("staged") or {}).get("command") == {"command": "call_save"}]
     assert asked and asked[0]["staged"]["yours"] is True, "the hidden one's save waited for Alice's die"
+
+
+def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_list_nor_an_owners_ability() -> None:
+    """Three secrets the random plans do not vary, each found by a tester as a difference a seat could see, in
+    two worlds of one manual-dice fight given the same commands but for them: who applied the hidden Skarn's
+    Poisoned (save ends, C40: Kael in world A, Brin in world B; the applier's die opposes its save), whether the
+    GM's engagement of Kael names the hidden Skarn beside Vesh (Alice, Bob and the spectator are given the same
+    events, state, options and table fragment in both, opaque values aside); and, in a third world, the name and id
+    of the ability Kael uses, whose deferred cost (C41) settles at his next turn's start (the same to Bob and the
+    spectator: it is Kael's, C37, and Alice's to know)."""
+    from litestar.testing import TestClient
+
+    from omen_core import MemoryStore
+    from omen_core.content import AbilityLibrary, decode_content, load_ruleset
+    from omen_server import create_app
+    from omen_server.keep import Keep
+    from tests.server.noninterference import Transcript
+    from tests.sheets import sheet as plain
+
+    ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
+
+    def world(fight_id: str, applier: str, others: list[str], ability: tuple[str, str]) -> dict[str, Transcript]:
+        used = decode_content(
+            f'[abilities.{ability[0]}]\nname = "{ability[1]}"\nuse = "bonus_action"\ntarget = "self"\n'
+            'effects = [{ kind = "heal", to = "actor", flat = 1 }]\n'
+            'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", flat = 3, '
+            'damage_type = "arcane" }] }\n', AbilityLibrary, source="a.toml", fmt="toml").get(ability[0])
+        sheets = [msgspec.structs.replace(plain("kael", hp=20), abilities=(used,)), plain("brin"),
+                  plain("vesh", side="raiders"), plain("skarn", side="raiders")]
+        made = client.post("/fights", json={"id": fight_id, "dice": "manual", "hp_display": "banded",
+                                            "ruleset": ruleset, "hidden": ["skarn"],
+                                            "combatants": [msgspec.to_builtins(s) for s in sheets]})
+        assert made.status_code == 201, made.text
+        gm = {"Authorization": f"Bearer {made.json()['gm_token']}"}
+        seats = {}
+        for name, plays in (("alice", ["kael"]), ("bob", ["brin"]), ("watcher", [])):
+            answer = client.post(f"/fights/{fight_id}/seats", headers=gm, json={
+                "kind": "player" if plays else "spectator", "name": name.title(), "combatants": plays})
+            seats[name] = {"Authorization": f"Bearer {answer.json()['token']}"}
+        transcripts = {name: Transcript(fight_id) for name in seats}
+        commands: list[dict[str, Any]] = [
+            {"command": "roll_initiative", "dice": [6, 5, 4, 3]},
+            {"command": "apply_condition", "who": "skarn", "condition": "Poisoned", "by": applier},
+            {"command": "engage", "who": "kael", "others": others},
+            {"command": "use_ability", "who": "kael", "ability": ability[0], "target": "kael"},
+            {"command": "end_turn", "who": "kael"}, {"command": "end_turn", "who": "brin"},
+            {"command": "end_turn", "who": "vesh"},
+            {"command": "end_turn", "who": "skarn", "dice": [1, 6]},  # its save: 1 - 1 against 6: failed
+        ]
+        for command in commands:
+            answer = client.post(f"/fights/{fight_id}/commands", headers=gm, json={"command": command})
+            assert answer.status_code == 201, (command, answer.text)
+            for name, auth in seats.items():
+                for path in ("events?after=0", "state", "options", "table"):
+                    transcripts[name].add(path, client.get(f"/fights/{fight_id}/{path}", headers=auth))
+        return transcripts
+
+    with TestClient(create_app(MemoryStore(), Keep(":memory:"))) as client:
+        a = world("sec-a", "kael", ["vesh", "skarn"], ("blood_price", "Blood Price"))
+        b = world("sec-b", "brin", ["vesh"], ("blood_price", "Blood Price"))
+        c = world("sec-c", "kael", ["vesh", "skarn"], ("iron_tithe", "Iron Tithe"))
+    for seat in ("alice", "bob", "watcher"):
+        difference = first_difference(a[seat], b[seat])
+        assert difference is None, f"{seat}: {difference}"
+    for seat in ("bob", "watcher"):
+        difference = first_difference(a[seat], c[seat])
+        assert difference is None, f"{seat}: {difference}"
