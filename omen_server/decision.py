@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from omen_core.abilities import fight_abilities, uses_left
+from omen_core.decide.attack import damage_taken
 from omen_core.derive import Standing, active_defense_adds, standing_hit, strike_bonus
 from omen_core.options import Choice, Odds, Offer, Waiting
 from omen_core.state import AttackFrame, FightState
@@ -163,6 +164,9 @@ def _extension(state: FightState, frame: Any, waiting: Waiting, answers: list[Of
     if opened.hook == "condition.applied":  # C38: the conditions the action applied, which the answer is about
         found.facts.append("it applied " + ", ".join(f"{a.condition} to {names.get(a.who, 'someone')}"
                                                       for a in frame.applied))
+    if opened.hook == "attack.damaged" and isinstance(frame, AttackFrame) and target is not None \
+            and (sight.owns(target) or sight.hp == "exact"):  # C38 "damage taken": how much, as its HP is seen
+        found.facts.append(f"{names.get(target, 'someone')} took {damage_taken(frame)} damage from the attack (C13)")
     ability = next((a for a in fight_abilities(state) if a.id == opened.decision), None)
     for who in waiting.who:  # C41: the uses it has left, to the seat that owns the one asked (its sheet's)
         left = uses_left(state, who, ability) if ability is not None and sight.owns(who) else None

@@ -1807,3 +1807,29 @@ def test_the_cancel_form_says_what_it_calls_off(table: Any) -> None:
     form = text[text.index('data-command="cancel_action"'):]
     assert f"calls off action {action} (attack declared by vesh): the costs already paid stay paid" in \
         form[:form.index("</form>")]
+
+
+def test_a_damage_taken_decision_says_how_much_the_attack_dealt(table: Any) -> None:
+    """C38 "damage taken", C13: Vesh's unarmed hit on Kael (STR 6 + 0: 6 crushing) opens Kael's Hellish Rebuke at
+    attack.damaged: Alice's decision box says "Kael took 6 damage from the attack (C13)", what the answer is
+    about (it showed the hit total: found by a tester); Bob, who sees Kael's HP only as a band, is not told it."""
+    from tests.sheets import sheet as plain
+
+    kael = msgspec.structs.replace(plain("kael"), abilities=("hellish_rebuke",))
+    table.create(dice="manual", names=(), combatants=[msgspec.to_builtins(kael),
+                                                      msgspec.to_builtins(plain("vesh", side="raiders")),
+                                                      msgspec.to_builtins(plain("brin"))])
+    alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    bob = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": "Bob", "combatants": ["brin"]}).json()["token"]
+    assert table.command({"command": "roll_initiative", "dice": [6, 2, 1]}).status_code == 201
+    assert table.command({"command": "end_turn", "who": "kael"}, token=alice).status_code == 201  # (C20: its
+    # Bonus Actions are for defence until its first turn)
+    declared = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "unarmed": True})
+    assert declared.status_code == 201, declared.text  # Kael's Interrupt window (C24): he lets it pass
+    hit = table.command({"command": "pass_reaction", "who": "kael", "dice": [6, 1, 1]})  # (the GM gives all faces)
+    assert hit.status_code == 201, hit.text  # hit 6 + 1 against defense 1: a hit; Kael declines his window
+    assert table.command({"command": "answer_active_defense", "defender": "kael"}).status_code == 201
+    assert "<li>Kael took 6 damage from the attack (C13)</li>" in fragment(table, alice), fragment(table, alice)
+    assert "damage from the attack" not in fragment(table, bob)
