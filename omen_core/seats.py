@@ -9,6 +9,7 @@ full, the others as the fight's HP display says (exact, banded or hidden).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import msgspec
 
 from .commands import Command
 from .content import SHIPPED_ABILITIES, CombatantSheet
-from .options import Budget, DiceRoll, Offer, Options, Waiting
+from .options import Budget, Choice, DiceRoll, Offer, Options, Waiting
 from .state import FightState
 
 __all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "PLAYER_ACTIONS", "player_may_act",
@@ -277,10 +278,7 @@ def seat_options(options: Options, sight: Sight) -> Options:
         if offer.actor is None or not sight.owns(offer.actor) or offer.command not in PLAYER_COMMANDS \
                 or not player_may_act(offer.command, options.phase):
             continue
-        choices = tuple(
-            msgspec.structs.replace(choice, dice=tuple(r for r in choice.dice if _seen_roll(r, sight)),
-                                    may_roll=tuple(r for r in choice.may_roll if _seen_roll(r, sight)))
-            for choice in offer.choices if _names_seen(choice.args, sight))
+        choices = tuple(_own_dice(choice, sight) for choice in offer.choices if _names_seen(choice.args, sight))
         if choices or not offer.choices:
             offers.append(msgspec.structs.replace(offer, choices=choices, note=""))
     waiting = options.waiting
@@ -297,6 +295,17 @@ def seat_options(options: Options, sight: Sight) -> Options:
     budgets: tuple[Budget, ...] = tuple(b for b in options.combatants if sight.owns(b.who))
     turn = options.turn if options.turn is None or sight.sees(options.turn) else None
     return msgspec.structs.replace(options, waiting=waiting, combatants=budgets, offers=tuple(offers), turn=turn)
+
+
+def _own_dice(choice: Choice, sight: Sight) -> Choice:
+    """A choice with the dice a player's seat gives with the command: its own rolls up to the first that is another
+    seat's (C29: faces go in order, so its rolls after another seat's die it gives when the command, staged, asks
+    for them; listed, a client sent them and was refused, surplus-faces: found by a tester), and of the rolls that
+    may follow only its own, none once another seat's die comes first."""
+    dice = tuple(itertools.takewhile(lambda r: _seen_roll(r, sight), choice.dice))
+    may = tuple(itertools.takewhile(lambda r: _seen_roll(r, sight), choice.may_roll)) \
+        if len(dice) == len(choice.dice) else ()
+    return msgspec.structs.replace(choice, dice=dice, may_roll=may)
 
 
 def _names_seen(args: Mapping[str, Any], sight: Sight) -> bool:

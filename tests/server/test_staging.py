@@ -84,6 +84,9 @@ def test_a_pass_waits_for_the_gms_hit_dice_then_the_players_defense_die(table: A
     assert early.status_code == 422 and "it stops first at the Interrupt window (C24)" in early.json()["detail"]
     opened = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife"})
     assert opened.status_code == 201 and opened.json()["options"]["waiting"]["kind"] == "interrupt", opened.text
+    offered = next(o for o in options(table, table.alice)["options"]["offers"] if o["command"] == "pass_reaction")
+    assert [c.get("dice", []) for c in offered["choices"]] == [[]], offered  # her die comes after the GM's (C29):
+    # none to give with the command (listed, a client gave it and was refused: found by a tester)
     staged = table.command({"command": "pass_reaction", "who": "kael"}, token=table.alice, stage=True)
     assert staged.status_code == 202, staged.text
     gm = options(table, table.gm)["staged"]
