@@ -48,6 +48,7 @@ from omen_core.errors import (
     BadInput,
     ContentError,
     InvalidCommand,
+    InvalidDieFace,
     InvalidFightId,
     OmenError,
     RuleViolation,
@@ -417,11 +418,15 @@ def run_scenario(scenario: Scenario, store: EventStore,
         except InvalidCommand as exc:  # its own name and path said once: the command's, within the scenario's
             where = f"$.commands[{step.index}]" + exc.path.removeprefix("$")
             raise ScenarioError(scenario.source, where, f"{exc.command}: {exc.reason}", step.line) from exc
-        except OmenError as exc:  # a rule naming one of the command's fields (C4's weapon): at that field
+        except OmenError as exc:  # a rule naming one of the command's fields (C4's weapon), a face its die cannot
+            # show: at that field, on its line
             name = type(step.command).__struct_config__.tag
             where = f"$.commands[{step.index}]"
-            where = (exc.field_under(where) if isinstance(exc, RuleViolation) else None) or where
-            raise ScenarioError(scenario.source, where, f"{name}: {exc}", step.line) from exc
+            field = exc.field_under(where) if isinstance(exc, RuleViolation) else \
+                f"{where}.dice[{exc.index}]" if isinstance(exc, InvalidDieFace) and exc.index is not None else None
+            fmt: Literal["toml", "json"] = "json" if scenario.source.endswith(".json") else "toml"
+            line = _line(scenario.source, field, fmt) if field is not None else step.line
+            raise ScenarioError(scenario.source, field or where, f"{name}: {exc}", line) from exc
         if on_step is not None:
             on_step(step, stored)
     return fight

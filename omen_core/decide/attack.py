@@ -81,7 +81,8 @@ def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, react
     if reaction in ("interrupt", "attack_of_opportunity") and rules.is_ranged(kind):
         assert weapon is not None
         raise RuleViolation("C24" if reaction == "interrupt" else "C23",
-                            f"an {reaction.replace('_', ' ')} is a melee attack; {weapon.label} is ranged")
+                            f"an {reaction.replace('_', ' ')} is a melee attack; {weapon.label} is ranged",
+                            **({"field": "$.weapon"} if cmd.weapon is not None else {}))
     for field, (rule, words) in ATTACK_OPTION_FIELDS.items():  # an argument an ability gives meaning to (rage)
         if getattr(cmd, field) and not attack_option_offered(draft.state, attacker.id, field):
             raise RuleViolation(rule, f"{attacker.id!r} has no {words}")
@@ -156,7 +157,8 @@ def _weapon(sheet: CombatantSheet, cmd: DeclareAttack, wielding: tuple[str, ...]
         raise RuleViolation("C4", f"{sheet.id!r} has no weapon {cmd.weapon!r} (weapons: {have})", field="$.weapon")
     if weapon.id not in wielding and "spell" not in weapon.properties:  # a spell is no gear to hold
         held = ", ".join(w.id for w in sheet.weapons if w.id in wielding) or "nothing"
-        raise RuleViolation("C35", f"{sheet.id!r} does not hold {weapon.id!r} (in hand: {held}); draw it first")
+        raise RuleViolation("C35", f"{sheet.id!r} does not hold {weapon.id!r} (in hand: {held}); draw it first",
+                            field="$.weapon")
     return weapon
 
 

@@ -1141,7 +1141,7 @@ class TestGearInHand:
         drawn (free, outside the rounds), the axe attack is declared."""
         fight = duel(play, [6, 1, 1], attacker=kael(weapons=(SWORD, AXE)))
         error = refused(fight, lambda: fight.attack("kael", "vesh", weapon="axe"), "C35")
-        assert "'axe'" in str(error) and "sword" in str(error)
+        assert "'axe'" in str(error) and "sword" in str(error) and error.facts["field"] == "$.weapon"
         assert as_(fight.draw("kael", "axe")[0], WeaponDrawn).cost == "free"
         fight.attack("kael", "vesh", weapon="axe")
         assert last(fight, AttackDeclared).weapon == "axe"

@@ -541,11 +541,12 @@ class TestInterrupt:
         fight.pass_reaction("vesh")                      # 1 + 1 + 2 = 4 vs 6 + 1 = 7: a miss
 
     def test_ranged_weapon_cannot_interrupt(self, play: Play) -> None:
-        """C24: an Interrupt is a melee attack: vesh's bow is refused; vesh passes and kael's attack goes on."""
+        """C24: an Interrupt is a melee attack: vesh's bow is refused (named at the command's weapon when it gives
+        one, none when the bow is the one in hand by default); vesh passes and kael's attack goes on."""
         fight = duel(play, [1, 1, 6], defender=vesh(weapons=(BOW,)))
         fight.attack("kael", "vesh")
-        refused(fight, lambda: fight.react("vesh"), "C24")
-        refused(fight, lambda: fight.react("vesh", weapon="bow"), "C24")
+        assert "field" not in refused(fight, lambda: fight.react("vesh"), "C24").facts
+        assert refused(fight, lambda: fight.react("vesh", weapon="bow"), "C24").facts["field"] == "$.weapon"
         fight.pass_reaction("vesh")
         assert last(fight, HitDetermined).hit is False   # 1 + 1 + 2 = 4 vs 6 + 1 = 7
 

@@ -360,7 +360,8 @@ class TestSheetRefusals:
 
 def test_a_command_refused_at_one_of_its_fields_is_named_there(tmp_path: Path) -> None:
     """C4: a scenario's attack with a weapon Kael's sheet lacks names the command's field,
-    ``$.commands[1].weapon``, with the command's line (it named ``$.commands[1]`` alone)."""
+    ``$.commands[1].weapon``, with that field's line (it named ``$.commands[1]`` alone, then the command's header's
+    line: found by testers)."""
     (tmp_path / "kael.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "kael.toml").read_text())
     (tmp_path / "vesh.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "vesh.toml").read_text())
     text = (MINIMAL.replace('id = "m"\n', 'id = "m"\ndice = "manual"\n') + '\n[[combatants]]\nsheet = "vesh.toml"\n'
@@ -369,9 +370,31 @@ def test_a_command_refused_at_one_of_its_fields_is_named_there(tmp_path: Path) -
     with pytest.raises(ScenarioError) as info:
         run_scenario(load_scenario(write(tmp_path, text)), MemoryStore())
     err = info.value
-    last = max(i for i, line in enumerate(text.splitlines()) if line == "[[commands]]") + 1  # the attack's header
-    assert (err.path, err.line) == ("$.commands[1].weapon", last), str(err)
+    line = text.splitlines().index('weapon = "maul"') + 1
+    assert (err.path, err.line) == ("$.commands[1].weapon", line), str(err)
     assert "declare_attack: [C4] 'kael' has no weapon 'maul'" in str(err)
+
+
+@pytest.mark.parametrize("attack, path, said", [
+    ('weapon = "longsword"\ndice = [8, 7, 1]', "$.commands[1].dice[1]", "die face 7 is not possible on a d6"),
+    ('weapon = "shield"', "$.commands[1].weapon", "[C4] 'kael' has no weapon 'shield'"),
+])
+def test_a_face_or_a_weapon_refused_is_named_at_its_field_and_line(tmp_path: Path, attack: str, path: str,
+                                                                    said: str) -> None:
+    """C29, C4: a face Kael's FCS d6 cannot show in the attack's dice is named at ``$.commands[1].dice[1]`` on the
+    dice's line (it was the command's header's line and ``$.dice[1]``: found by a tester); so is a weapon, at its
+    own line."""
+    (tmp_path / "kael.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "kael.toml").read_text())
+    (tmp_path / "vesh.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "vesh.toml").read_text())
+    text = (MINIMAL.replace('id = "m"\n', 'id = "m"\ndice = "manual"\n') + '\n[[combatants]]\nsheet = "vesh.toml"\n'
+            + '\n[[commands]]\ncommand = "roll_initiative"\ndice = [6, 1]\n'
+            + f'\n[[commands]]\ncommand = "declare_attack"\nattacker = "kael"\ntarget = "vesh"\n{attack}\n')
+    with pytest.raises(ScenarioError) as info:
+        run_scenario(load_scenario(write(tmp_path, text)), MemoryStore())
+    err = info.value
+    line = len(text.splitlines()) if "dice" in path else text.splitlines().index(attack) + 1
+    assert (err.path, err.line) == (path, line), str(err)
+    assert said in str(err)
 
 
 class TestEveryErrorIsPlaced:
