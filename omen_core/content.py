@@ -256,7 +256,8 @@ class Features(_Content, frozen=True, kw_only=True):
 
 
 Multiplier = Annotated[str, msgspec.Meta(pattern=r"^(\d+(\.\d+)?|\.\d+|\d+/[1-9]\d*)$(?!\n)",
-                                         description="an exact multiplier: a decimal (1.4) or a fraction (7/5)")]
+                                         description="an exact multiplier, 0 or more: a decimal (1.4) or a fraction "
+                                                     "of whole numbers (7/5), its denominator not 0")]
 
 
 #: A sha256 in hex as omen writes it (``omen_core.events.Hex64``; a reveal's ``next_commitment``): the one pattern

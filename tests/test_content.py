@@ -306,11 +306,15 @@ class TestSheetGear:
 
     @pytest.mark.parametrize("written", ['"seven fifths"', '"7/0"', '"-1"', "-0.5"])
     def test_a_bad_multiplier_names_its_path(self, written: str) -> None:
-        """C34: a multiplier that is no non-negative number or fraction is refused at $.incoming_damage.multiply."""
+        """C34: a multiplier that is no non-negative number or fraction is refused at $.incoming_damage.multiply; a
+        text one saying what it may be, 0 or more, its denominator not 0 (it said only "a fraction", to "-1/2" and
+        "1/0": found by a tester)."""
         with pytest.raises(ContentError) as info:
             decode_content(geared(gear=f"[incoming_damage]\nmultiply = {written}\n"), CombatantSheet,
                            source="s.toml", fmt="toml")
         assert info.value.path == "$.incoming_damage.multiply"
+        if written.startswith('"'):
+            assert "0 or more" in str(info.value) and "its denominator not 0" in str(info.value)
 
     def test_gear_defaults(self) -> None:
         """A sheet without gear has no weapons, armor or shield, no training bonus and no features."""
