@@ -411,6 +411,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     gear = gear or {}
     abilities: dict[tuple[str, str], str] = {}  # the abilities of the sheets the seat sees, by (owner, id): names
     owing: dict[tuple[str, str], str] = {}  # their deferred costs in words (C41), by (owner, id)
+    dying: set[str] = set()  # those the seat saw made Dying at some point (C36)
     hp_seen: dict[tuple[int, str], Any] = {}  # the last HP the seat saw a combatant's change to, in a batch
     cards: list[StoryCard] = []
     by_action: dict[int, StoryCard] = {}
@@ -476,6 +477,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             text = text.replace(". The GM's note: ", ": ", 1)
         if kind in ("condition_applied", "condition_cleared"):
             changes.append((rec.seq, str(e.get("who")), str(e.get("condition")), kind == "condition_applied"))
+            if kind == "condition_applied" and e.get("condition") == "Dying":
+                dying.add(str(e.get("who")))  # (whose held conditions are worth reading back at a hit)
             why = reasons.get(rec.batch)
             if text and why is not None and why[0] == str(e.get("who")):
                 text = f"{text}: {why[1]}"  # the reason the GM gave for the table to see
@@ -499,7 +502,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             text = text.replace("on the primary dice", f"on {e['source']}'s {rolled.pop(action)}", 1)
         elif kind == "damage_resolved" and text and primaries.get(action) == 1:
             text = text.replace("on the primary dice", "on the primary die", 1)
-        if kind == "damage_resolved" and text and e.get("resource") != "will" \
+        if kind == "damage_resolved" and text and e.get("resource") != "will" and str(e.get("target")) in dying \
                 and "Dying" in _held(str(e.get("target")), changes, undos):  # no HP change is recorded at 0 (C36)
             text = f"{text}; {_n(names, e.get('target'))} is Dying: its HP stays at 0 (C36)"
         if kind == "hit_determined" and text and action in defended and not _terms_of(e.get("defense") or {}):
