@@ -328,24 +328,32 @@ def do_cmd(
         out.print(f"[dim]{escape(piece)}[/]" if n else escape(piece), soft_wrap=True)
 
 
+def _written(command: str | None, file: Path | None) -> tuple[str, str, Literal["json", "toml"]] | None:
+    """Where a command given to ``omen do`` is written, to name a place in it: its source (the file, or "the
+    command"), its text and its format; None if the file is gone since it was read."""
+    from omen_core.content import read_content
+    from omen_core.errors import ContentError
+
+    try:
+        text = (read_content(file, MAX_COMMAND_BYTES) if file is not None else command or "").removeprefix("\ufeff")
+    except ContentError:
+        return None
+    return (str(file) if file is not None else "the command", text,
+            "json" if text.lstrip().startswith("{") else "toml")
+
+
 def _placed(refused: Any, parsed: Command, command: str | None, file: Path | None) -> Any:
     """A refusal naming a field of the command, named where it is written: the file (or "the command"), the line
     and the field's path (``attack.toml:4: [C4] ... (at $.weapon)``); a join's sheet as a scenario names it
     (``join.toml:9: the rules refuse this combatant: ... (at $.sheet.abilities[1])``); any other refusal as it
     is."""
     from omen_core.commands import Join
-    from omen_core.content import placed_refusal, read_content, refused_sheet
-    from omen_core.errors import ContentError
+    from omen_core.content import placed_refusal, refused_sheet
 
-    if refused.field_under("$") is None:
+    written = _written(command, file) if refused.field_under("$") is not None else None
+    if written is None:
         return refused
-    try:
-        text = read_content(file, MAX_COMMAND_BYTES) if file is not None else command or ""
-    except ContentError:  # gone since it was read: the refusal as it is
-        return refused
-    text = text.removeprefix("\ufeff")
-    fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
-    source = str(file) if file is not None else "the command"
+    source, text, fmt = written
     if isinstance(parsed, Join):
         return refused_sheet(refused, source, text, fmt, "$.sheet") or refused
     return placed_refusal(refused, source, text, fmt) or refused
@@ -355,19 +363,14 @@ def _at_dice(refused: Exception, parsed: Command, command: str | None, file: Pat
     """Too few or too many faces for the dice a command rolls, named at its ``dice`` where the command is written
     (``roll.json:3: ... (at $.dice)``), as the server names ``$.command.dice``; a command given without faces
     (a manual fight's), as it is."""
-    from omen_core.content import read_content
     from omen_core.errors import ContentError
     from omen_core.locate import Lines
 
-    if parsed.dice is None:
+    written = _written(command, file) if parsed.dice is not None else None
+    if written is None:
         return refused
-    try:
-        text = (read_content(file, MAX_COMMAND_BYTES) if file is not None else command or "").removeprefix("\ufeff")
-    except ContentError:  # gone since it was read: the refusal as it is
-        return refused
-    fmt: Literal["json", "toml"] = "json" if text.lstrip().startswith("{") else "toml"
-    return ContentError(str(file) if file is not None else "the command", "$.dice", str(refused),
-                        Lines(text, fmt)("$.dice"))
+    source, text, fmt = written
+    return ContentError(source, "$.dice", str(refused), Lines(text, fmt)("$.dice"))
 
 
 def _recorded_by(issued: Any, by: str) -> str:
