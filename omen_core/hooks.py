@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["HOOK_POINTS", "HookPoint", "TOTALS", "Total", "Moment", "Cost", "FREE", "amount_of", "Choice", "Window",
            "TermHandler", "Roll", "PoolDice", "AutoReroll", "AttackOption", "DefenseOverride", "Routing", "Landing",
            "Extension", "check_extension", "TurnAction", "Used", "Acting", "ExtensionFailed", "ExtensionInvalid",
-           "ExtensionCrash", "guarded", "extension_boundary", "BUILT_IN_DECISIONS", "CHOICE_EFFECTS"]
+           "ExtensionCrash", "guarded", "extension_boundary", "BUILT_IN_DECISIONS", "CHOICE_EFFECTS", "moment_said"]
 
 
 class HookPoint(NamedTuple):
@@ -116,6 +116,27 @@ HOOK_POINTS: dict[str, HookPoint] = {
         "next round starts",
         "the conditions that tick at the round's end do (C40), and the next round starts"),
 }
+
+def moment_said(moment: str, round_: object, who: str, other: str | None = None, outcome: str | None = None,
+                condition: str | None = None) -> str:
+    """A moment outside any action that abilities answer (C38), in words, its combatants as the caller names them
+    (``who``, ``other``): the start or the end of whose turn, the end of which round, whose check (a contest:
+    against whom) or whose save-ends save against which condition (C40), and how it went for them.
+
+    >>> moment_said("round.end", 2, ""), moment_said("turn.start", 1, "Ana")
+    ('the end of round 2', "the start of Ana's turn")
+    >>> moment_said("save.resolved", 1, "Kael", "Vesh", "failure", "Poisoned")
+    "Kael's save against Poisoned (failed; save ends, C40)"
+    """
+    went = "made" if outcome == "success" else "failed"
+    if moment == "round.end":
+        return f"the end of round {round_}"
+    if moment == "check.resolved":
+        return f"{who}'s{f' contest against {other}' if other else ' check'} ({went})"
+    if moment == "save.resolved":
+        return f"{who}'s save against {condition} ({went}; save ends, C40)"
+    return f"the {'start' if moment == 'turn.start' else 'end'} of {who}'s turn"
+
 
 #: The kinds of the built-in decision points (``omen_core.decisions.DECISION_POINTS``, which sits above this module:
 #: tests/test_hooks.py keeps the two equal). A window of one of these kinds would be taken for the built-in one.

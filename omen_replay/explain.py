@@ -75,7 +75,7 @@ from omen_core.events import (
     is_undo_batch,
 )
 from omen_core.extensions import auto_rerolls
-from omen_core.hooks import amount_of
+from omen_core.hooks import amount_of, moment_said
 from omen_core.machine import action_of
 from omen_core.parts import HALF_ON_SUCCESS
 from omen_core.parts import Term as PartTerm
@@ -1019,17 +1019,8 @@ def _no_opportunity(events: list[tuple[StoredEvent, FightState]]) -> list[str]:
 
 
 def moment_words(decl: MomentReached) -> str:
-    """A moment abilities answer in words: the start or the end of whose turn, the end of which round, whose
-    check (a contest: against whom) or whose save-ends save against which condition, and how it went for them."""
-    if decl.moment == "round.end":
-        return f"the end of round {decl.round}"
-    if decl.moment == "check.resolved":
-        against = f" contest against {decl.other}" if decl.other else " check"
-        return f"{decl.who}'s{against} ({'made' if decl.outcome == 'success' else 'failed'})"
-    if decl.moment == "save.resolved":
-        return (f"{decl.who}'s save against {decl.condition} ({'made' if decl.outcome == 'success' else 'failed'}; "
-                "save ends, C40)")
-    return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {decl.who}'s turn"
+    """A moment abilities answer in words (:func:`omen_core.hooks.moment_said`), its combatants by id."""
+    return moment_said(decl.moment, decl.round, decl.who or "", decl.other, decl.outcome, decl.condition)
 
 
 #: A reaction in words, and its rule: a window's (C23, C24) or a triggered ability's attack (C38, docs/abilities.md).

@@ -87,7 +87,7 @@ from omen_core.events import (
     WillConversionOffered,
     encode_line,
 )
-from omen_core.hooks import amount_of
+from omen_core.hooks import amount_of, moment_said
 from omen_core.parts import Term
 from omen_core.rules.modifiers import encircled_bonus
 from omen_core.state import AttackFrame, FightState
@@ -623,16 +623,9 @@ def _ability_used(e: AbilityUsed, names: _Names) -> Iterator[tuple[LineKind, str
 
 
 def _moment_reached(e: MomentReached, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    if e.moment == "check.resolved":
-        against = f" contest against {names(e.other)}" if e.other else " check"
-        when = f"{names(e.who or '')}'s{against} ({'made' if e.outcome == 'success' else 'failed'})"
-    elif e.moment == "save.resolved":
-        when = (f"{names(e.who or '')}'s save against {e.condition} "
-                f"({'made' if e.outcome == 'success' else 'failed'}; save ends, C40)")
-    else:
-        when = (f"The end of round {e.round}" if e.moment == "round.end"
-                else f"The {'start' if e.moment == 'turn.start' else 'end'} of {names(e.who or '')}'s turn")
-    yield "header", f"{when}: abilities answer it (C38)"
+    when = moment_said(e.moment, e.round, names(e.who or ""), names(e.other) if e.other else None, e.outcome,
+                       e.condition)
+    yield "header", f"{when[0].upper()}{when[1:]}: abilities answer it (C38)"
 
 
 def _moved(e: Moved, names: _Names) -> Iterator[tuple[LineKind, str]]:

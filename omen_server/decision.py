@@ -19,6 +19,7 @@ from typing import Any
 from omen_core.abilities import fight_abilities, uses_left
 from omen_core.decide.attack import damage_taken
 from omen_core.derive import Standing, active_defense_adds, standing_hit, strike_bonus
+from omen_core.hooks import moment_said
 from omen_core.options import Choice, Odds, Offer, Waiting
 from omen_core.state import AttackFrame, FightState
 
@@ -207,15 +208,8 @@ def _budget(state: FightState, who: str | None, cost: str, sight: Sight) -> str:
 def _moment(decl: Any, names: dict[str, str]) -> str:
     """A moment abilities answer (C38), as the decision box says it: a turn's start or end, the round's end, a
     check made or failed (whose, against whom), a save-ends save made or failed (whose, against which condition)."""
-    who = names.get(decl.who or "", "someone")
-    if decl.moment == "check.resolved":
-        against = f" contest against {names.get(decl.other, 'someone')}" if decl.other else " check"
-        return f"{who}'s{against} ({'made' if decl.outcome == 'success' else 'failed'})"
-    if decl.moment == "save.resolved":
-        return f"{who}'s save against {decl.condition} ({'made' if decl.outcome == 'success' else 'failed'})"
-    if decl.moment == "round.end":
-        return f"the end of round {decl.round}"
-    return f"the {'start' if decl.moment == 'turn.start' else 'end'} of {who}'s turn"
+    return moment_said(decl.moment, decl.round, names.get(decl.who or "", "someone"),
+                       names.get(decl.other, "someone") if decl.other else None, decl.outcome, decl.condition)
 
 
 def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: Sight, names: dict[str, str],

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from omen_core.events import MITIGATION_TERMS, CritCheck, DefenseTotal, HitTotal
+from omen_core.hooks import moment_said
 from omen_core.parts import RollTotal
 
 from .views import TOLD_REASONS, UNNAMED_DECISION, UNNAMED_EFFECT, SeenEvent
@@ -275,16 +276,9 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             on = "" if e.get("target") == e.get("who") else f" on {n(e['target'])}"
             return f"{n(e['who'])} uses {e.get('name', 'an ability')}{on}", ""
         case "moment_reached":
-            if e.get("moment") == "check.resolved":
-                against = f" contest against {n(e.get('other'))}" if e.get("other") else " check"
-                when = f"{n(e.get('who'))}'s{against} ({'made' if e.get('outcome') == 'success' else 'failed'})"
-            elif e.get("moment") == "save.resolved":
-                made = "made" if e.get("outcome") == "success" else "failed"
-                when = f"{n(e.get('who'))}'s save against {e.get('condition')} ({made}; save ends)"
-            else:
-                when = (f"The end of round {e.get('round')}" if e.get("moment") == "round.end" else
-                        f"The {'start' if e.get('moment') == 'turn.start' else 'end'} of {n(e.get('who'))}'s turn")
-            return f"{when}: abilities answer it", ""
+            when = moment_said(str(e.get("moment")), e.get("round"), n(e.get("who")),
+                               n(e.get("other")) if e.get("other") else None, e.get("outcome"), e.get("condition"))
+            return f"{when[0].upper()}{when[1:]}: abilities answer it", ""
         case "movement_declared":
             away = f" away from {', '.join(n(w) for w in e.get('leaves') or [])}" if e.get("leaves") else ""
             return f"{n(e['who'])} moves{away}", ""
