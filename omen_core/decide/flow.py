@@ -53,7 +53,7 @@ from ..hooks import Moment
 from ..limits import MAX_ROLL_OFFS
 from ..machine import Phase
 from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, band, surprise_tier
-from ..state import MomentFrame, deferred_due
+from ..state import FightState, MomentFrame, deferred_due
 from .checks import roll_side
 from .conditions import Timing, clear_until, settle_deferred, tick
 from .draft import Draft, require_turn
@@ -205,9 +205,9 @@ def _begin_turn(draft: Draft, index: int) -> None:
     """A turn begins: Bonus Actions refill (C20); a Completely Surprised combatant loses its first-round
     turn but its Bonus Actions still refill when the turn would have come (C21); turn-start conditions tick.
     One out of the fight (C33) or at 0 HP (C36) takes no turn: skipped, nothing refills or ticks. When nobody
-    left could take a turn, none begins: the check after the command ends the fight (C33)."""
+    left could take a turn, or a side is down, none begins: the check after the command ends the fight (C33)."""
     state = draft.state
-    if not any(not c.out and not c.dying for c in state.combatants.values()):
+    if not any(not c.out and not c.dying for c in state.combatants.values()) or _beaten(state):
         return
     if index >= len(state.order):
         _end_round(draft)
@@ -264,10 +264,12 @@ def _close_round(draft: Draft) -> None:
 
 
 def _round_ticked(draft: Draft, _who: str | None) -> None:
-    """The conditions due at the round's end have ticked: the round ends and the next one starts."""
+    """The conditions due at the round's end have ticked: the round ends and the next one starts, unless they
+    took the last of a side down (C33: the check after the command ends the fight; no round starts first)."""
     number = draft.state.round
     draft.emit(RoundEnded(round=number))
-    _start_round(draft, number + 1)
+    if not _beaten(draft.state):
+        _start_round(draft, number + 1)
 
 
 def end_turn(draft: Draft, cmd: EndTurn) -> None:
@@ -408,10 +410,7 @@ def check_defeat(draft: Draft) -> None:
     state = draft.state
     if state.phase is not Phase.ROUNDS or state.stack:
         return
-    up: dict[str, bool] = {}  # each side, in the order met: whether one of its combatants is still standing
-    for fighter in state.combatants.values():
-        side = fighter.sheet.side
-        up[side] = up.get(side, False) or not fighter.down
+    up = _standing(state)
     beaten = [side for side, still in up.items() if not still]
     if beaten and len(up) > 1:
         if len(beaten) > 1:
@@ -424,6 +423,21 @@ def check_defeat(draft: Draft) -> None:
         reason: Literal["fled", "yielded", "defeated"] = gone.pop() if gone in ({"fled"}, {"yielded"}) \
             else "defeated"  # type: ignore[assignment]
         draft.emit(FightEnded(reason=reason, side=beaten[0], note=note))
+
+
+def _standing(state: FightState) -> dict[str, bool]:
+    """Each side, in the order met: whether one of its combatants is still standing (not down, C33)."""
+    up: dict[str, bool] = {}
+    for fighter in state.combatants.values():
+        side = fighter.sheet.side
+        up[side] = up.get(side, False) or not fighter.down
+    return up
+
+
+def _beaten(state: FightState) -> bool:
+    """Whether a side of a fight of several is down (C33): no turn or round begins then."""
+    up = _standing(state)
+    return len(up) > 1 and not all(up.values())
 
 
 def _all_down_at(draft: Draft, side: str) -> int:

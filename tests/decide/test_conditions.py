@@ -186,6 +186,26 @@ class TestTickingDamage:
         assert any(isinstance(e, ConditionApplied) and e.condition == "Dying" for e in events)
         assert fight.state.ending is not None and fight.state.ending.side == "raiders"
 
+    @pytest.mark.parametrize("timing", ["round_end", "turn_end"])
+    def test_a_tick_at_an_end_that_downs_a_side_begins_nothing_after(self, timing: str) -> None:
+        """C33, C40: vesh at 2 HP, Scorched for 5 fire as its turn (or the round) ends: 0 HP, Dying, and the fight
+        ends there; no round or turn starts first (it started the next round and kael's turn, then ended)."""
+        scorched = msgspec.convert({"tick": timing, "damage": {"flat": 5, "damage_type": "fire"}}, ConditionDef)
+        ruleset = replace(RULESET, conditions={**RULESET.conditions, "Scorched": scorched})
+        fight = Fight.start(MemoryStore(), "c33", dice=ScriptedDice([15, 5]), clock=lambda: 0, ruleset=ruleset)
+        fight.join(kael())
+        fight.join(replace(vesh(), hp=2))
+        fight.roll_initiative()
+        fight.apply_condition("vesh", "Scorched")
+        fight.end_turn("kael")
+        scorch = ["DamageResolved", "ResourceChanged", "ConditionApplied"]
+        expected = {"round_end": ["TurnEnded", *scorch, "RoundEnded", "FightEnded"],
+                    "turn_end": [*scorch, "TurnEnded", "FightEnded"]}
+        assert [type(e).__name__ for e in fight.end_turn("vesh")] == expected[timing]
+        assert fight.state.ending is not None and fight.state.ending.side == "raiders"
+        assert_replays(fight)
+        assert_legal_order(fight.events)
+
 
 class TestTurnDurations:
     def test_until_the_end_of_the_appliers_next_turn(self, play: Play) -> None:
