@@ -117,7 +117,12 @@ def commitment(seed: bytes) -> str:
 
 def describe_dice(requests: Sequence[RollRequest]) -> str:
     """The dice of some rolls in C29 order, as a person reads them: ``vesh's hit: primary d8, fcs d6; ...``."""
-    return describe_rolls((r.roller, r.purpose, r.pool) for r in requests)
+    return describe_rolls((r.roller, _purpose(r), r.pool) for r in requests)
+
+
+def _purpose(request: RollRequest) -> str:
+    """A roll's purpose with what it is about: ``damage`` of ``Burning``: ``Burning damage``."""
+    return f"{request.about} {request.purpose}" if request.about else request.purpose
 
 
 def describe_rolls(rolls: Iterable[tuple[str, str, Iterable[tuple[str, int]]]]) -> str:
@@ -168,13 +173,15 @@ def _faces(n: int) -> str:
 
 class RollRequest(msgspec.Struct, frozen=True, gc=False):
     """What a roll needs: whose, why, and the pool as ``(tag, sides)`` pairs in C29 order (a struct: one is made
-    at every roll)."""
+    at every roll); ``about``, where the purpose alone does not say what the roll is for, the condition whose
+    damage ticks or whose save-ends save it is (C40; public, as condition names are)."""
 
     fight_id: str
     counter: int
     purpose: RollPurpose
     roller: str
     pool: tuple[tuple[PoolTag, int], ...]
+    about: str = ""
 
     def describe(self) -> str:
         """A human name for the roll, used in error messages: ``roll #3 (check by kael: check d8)``."""

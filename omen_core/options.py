@@ -55,7 +55,7 @@ from .rules.ambush import TIME_WAITED
 from .state import AttackFrame, FightState
 
 __all__ = ["DieSpec", "DiceRoll", "Odds", "Choice", "Argument", "Offer", "Waiting", "Budget", "Options", "options",
-           "odds_of", "waiting_point", "listed_others", "required_fields"]
+           "odds_of", "waiting_point", "listed_others", "required_fields", "dice_roll"]
 
 
 class DieSpec(msgspec.Struct, frozen=True):
@@ -65,12 +65,15 @@ class DieSpec(msgspec.Struct, frozen=True):
     sides: int
 
 
-class DiceRoll(msgspec.Struct, frozen=True, kw_only=True):
-    """One roll a command makes, in C29 order: who rolls, what for, and the dice."""
+class DiceRoll(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One roll a command makes, in C29 order: who rolls, what for, and the dice; ``about``, where the purpose
+    alone does not say what the roll is for, the condition whose damage ticks or whose save-ends save it is (C40;
+    left out otherwise)."""
 
     roller: str
     purpose: str
     dice: tuple[DieSpec, ...]
+    about: str | None = None
 
 
 class Odds(msgspec.Struct, frozen=True, kw_only=True):
@@ -197,9 +200,10 @@ def _waiting(state: FightState) -> Waiting | None:
 # -- probing ---------------------------------------------------------------------------------------------------
 
 
-def _roll(request: RollRequest) -> DiceRoll:
+def dice_roll(request: RollRequest) -> DiceRoll:
+    """A roll's request as the dice a command rolls (what options and the server's staged commands list)."""
     return DiceRoll(roller=request.roller, purpose=request.purpose,
-                    dice=tuple(DieSpec(tag, sides) for tag, sides in request.pool))
+                    dice=tuple(DieSpec(tag, sides) for tag, sides in request.pool), about=request.about or None)
 
 
 def _try(state: FightState, command: Command, history: History | None) -> Choice | None:
@@ -208,7 +212,8 @@ def _try(state: FightState, command: Command, history: History | None) -> Choice
     if not ok:
         return None
     args = {k: v for k, v in msgspec.to_builtins(command).items() if k != "command"}
-    return Choice(args=args, dice=tuple(_roll(r) for r in certain), may_roll=tuple(_roll(r) for r in maybe))
+    return Choice(args=args, dice=tuple(dice_roll(r) for r in certain),
+                  may_roll=tuple(dice_roll(r) for r in maybe))
 
 
 def _offer(state: FightState, history: History | None, tag: str, actor: str | None, rule: str, cost: str,

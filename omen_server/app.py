@@ -326,14 +326,16 @@ class EventsPage(msgspec.Struct, frozen=True, kw_only=True):
     next_after: int | None
 
 
-class NeededDie(msgspec.Struct, frozen=True, kw_only=True):
+class NeededDie(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One die a command still needs the face of: whose roll (``roller``), what for (``purpose``, as the options
-    name it: ``base_defense``), its pool and its sides."""
+    name it: ``base_defense``; ``about``, as they say it, the condition whose damage or save it is, C40), its pool
+    and its sides."""
 
     roller: str
     purpose: str
     pool: str
     sides: int
+    about: str | None = None
 
 
 class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -398,7 +400,7 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     if isinstance(exc, FacesNeeded):
         rolls = [r for r in exc.needed if sight.owns(r.roller)]
         needed = tuple(describe_dice([r]) for r in rolls)  # the detail's words: "kael's base defense: res d8"
-        dice = tuple(NeededDie(roller=r.roller, purpose=r.purpose, pool=pool, sides=sides)
+        dice = tuple(NeededDie(roller=r.roller, purpose=r.purpose, pool=pool, sides=sides, about=r.about or None)
                      for r in rolls for pool, sides in r.pool)
         detail = str(exc) if sight.gm else (
             "the faces given run short (C29: a command carries the faces of its dice in order, a roll's all "

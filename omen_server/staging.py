@@ -31,7 +31,7 @@ from omen_core import Fight
 from omen_core.commands import Command, Faces
 from omen_core.dice import FacesNeeded, RollRequest
 from omen_core.errors import ConcurrencyError, RuleViolation
-from omen_core.options import DiceRoll, DieSpec
+from omen_core.options import DiceRoll, dice_roll
 from omen_core.seats import hidden_from_players
 
 from .app import (
@@ -84,11 +84,6 @@ class GiveDice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 
 _DECODE = msgspec.json.Decoder(Staged)
-
-
-def _roll(request: RollRequest) -> DiceRoll:
-    return DiceRoll(roller=request.roller, purpose=request.purpose,
-                    dice=tuple(DieSpec(tag, sides) for tag, sides in request.pool))
 
 
 def supplier_of(fights: Fights, fight_id: str, roller: str) -> tuple[str, str]:
@@ -157,7 +152,7 @@ def _next(fights: Fights, fight_id: str, fight: Fight, command: Command, exc: Fa
     for roll in missing:
         if _rolled_by(fights, fight_id, roll, hidden_tie, gms)[0] != seat_id:
             break
-        rolls.append(_roll(roll))
+        rolls.append(dice_roll(roll))
     return Staged(id=staged_id, command=command, faces=faces[:kept], at=at, by=by, staged_by=staged_by,
                   awaiting_seat=seat_id, awaiting_name=name, rolls=tuple(rolls))
 

@@ -149,7 +149,7 @@ ENV = _env()
 @dataclass(frozen=True)
 class Face:
     """One die the page asks for when the faces are typed in: whose (the roller's id, and ``name`` as the table
-    calls it), what for, its pool and size."""
+    calls it), what for (``about``: the condition whose damage or save it is, C40), its pool and size."""
 
     roller: str
     purpose: str
@@ -157,6 +157,18 @@ class Face:
     sides: int
     maybe: bool
     name: str = ""
+    about: str = ""
+
+    @property
+    def words(self) -> str:
+        """What the die is for, as the page says it: ``hit``, ``Burning damage``, ``Poisoned save``."""
+        return _purpose_words(self.purpose, self.about)
+
+
+def _purpose_words(purpose: str, about: str | None) -> str:
+    """A roll's purpose in words, with the condition it is about (C40): ``base defense``, ``Burning damage``."""
+    words = purpose.replace("_", " ")
+    return f"{about} {words}" if about else words
 
 
 @dataclass(frozen=True)
@@ -435,7 +447,7 @@ def _label(command: str, actor_field: str | None, args: dict[str, Any], names: d
 
 
 def _rolls(rolls: Iterable[DiceRoll], names: dict[str, str]) -> str:
-    return "; ".join(f"{names.get(r.roller, r.roller)}'s {r.purpose.replace('_', ' ')}: "
+    return "; ".join(f"{names.get(r.roller, r.roller)}'s {_purpose_words(r.purpose, r.about)}: "
                      + " + ".join(f"d{d.sides} ({d.pool})" for d in r.dice) for r in rolls)
 
 
@@ -460,7 +472,7 @@ def _on_others(offer: Offer, args: dict[str, Any]) -> bool:
 def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str],
             opened: DecisionOpened | None = None, abilities: Mapping[str, str] | None = None,
             gear: Mapping[tuple[str, str], str] | None = None) -> ChoiceView:
-    faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe, _name(names, r.roller))
+    faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe, _name(names, r.roller), r.about or "")
                   for rolls, maybe in ((choice.dice, False), (choice.may_roll, True)) for r in rolls for d in r.dice)
     said = _rolls(choice.dice, names)
     if choice.may_roll:
@@ -880,7 +892,7 @@ def _staged_faces(staged: StagedView | None, names: dict[str, str]) -> tuple[Fac
     """The dice a staged command waits on from this seat, each named by its roller's name."""
     if staged is None or not staged.yours:
         return ()
-    return tuple(Face(r.roller, r.purpose, d.pool, d.sides, False, _name(names, r.roller))
+    return tuple(Face(r.roller, r.purpose, d.pool, d.sides, False, _name(names, r.roller), r.about or "")
                  for r in staged.rolls for d in r.dice)
 
 
@@ -1002,7 +1014,8 @@ def _staged_for(staged: StagedView | None, answer: str, names: Mapping[str, str]
     actor = staged.command.get(PLAYER_COMMANDS.get(command, "who"))
     if command != "pass_reaction" and all(r.roller == actor for r in staged.rolls):
         return ""
-    said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {r.purpose.replace('_', ' ')}" for r in staged.rolls)
+    said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {_purpose_words(r.purpose, r.about)}"
+                         for r in staged.rolls)
     return ", ".join(said)
 
 

@@ -51,11 +51,12 @@ def contest(draft: Draft, cmd: Contest) -> None:
 RESUMES: dict[str, Resume] = {"check.resolved": (nothing_rolled, settle_pending)}
 
 
-def roll_side(draft: Draft, spec: CheckSpec, purpose: RollPurpose, tag: PoolTag) -> RollTotal:
-    """Roll one die for one side of a check or save and total it by the roll primitive (C1, C2)."""
+def roll_side(draft: Draft, spec: CheckSpec, purpose: RollPurpose, tag: PoolTag, about: str = "") -> RollTotal:
+    """Roll one die for one side of a check or save and total it by the roll primitive (C1, C2); ``about`` as
+    :meth:`Draft.roll` says."""
     sheet = draft.sheet(spec.who)
     attribute, level = _attribute_and_level(draft, spec)
-    rolled = draft.roll(purpose, spec.who, [(tag, sheet.attributes[attribute].sides)])
+    rolled = draft.roll(purpose, spec.who, [(tag, sheet.attributes[attribute].sides)], about=about)
     return check_total(draft.state, spec.who, attribute, spec.skill, level, rolled, spec.modifiers)
 
 

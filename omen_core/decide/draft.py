@@ -95,17 +95,18 @@ class Draft:
         return event
 
     def roll(self, purpose: RollPurpose, roller: str, pool: Iterable[tuple[PoolTag, int]],
-             rerolls: tuple[int, int] | None = None, origins: tuple[str, ...] = ()) -> DiceRolled:
+             rerolls: tuple[int, int] | None = None, origins: tuple[str, ...] = (), about: str = "") -> DiceRolled:
         """Roll a pool (in C29 order) with the fight's dice source and emit the roll, tagged with its action.
 
         A source of another kind than the fight's current one (the GM typing
         in physical dice in a seeded fight, say) is recorded first, as a
         ``dice_source_changed`` event: dice are never relabelled silently.
         Faces the command carries need no such event: its ``command_issued``
-        records them.
+        records them. ``about``: the condition the roll is for, where its purpose alone does not say (C40), for
+        whoever is asked for its faces.
         """
         state = self.state
-        request = RollRequest(state.fight_id, state.rolls + 1, purpose, roller, tuple(pool))
+        request = RollRequest(state.fight_id, state.rolls + 1, purpose, roller, tuple(pool), about)
         if len(request.pool) > MAX_FACES:  # a roll past the bound would be a line no reader decodes
             raise RuleViolation("limits", f"{roller}'s {purpose.replace('_', ' ')} would roll "
                                           f"{len(request.pool):,} dice: more than the {MAX_FACES:,} one roll may "

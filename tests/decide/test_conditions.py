@@ -28,8 +28,8 @@ from msgspec.structs import replace
 from typer.testing import CliRunner
 
 from omen_cli import app
-from omen_core import Fight, MemoryStore, ScriptedDice
-from omen_core.commands import AnswerDecision, CancelAction, UseAbility
+from omen_core import Fight, ManualDice, MemoryStore, ScriptedDice
+from omen_core.commands import AnswerDecision, CancelAction, EndTurn, UseAbility
 from omen_core.content import (
     AbilityLibrary,
     ApplyCondition,
@@ -40,6 +40,8 @@ from omen_core.content import (
     decode_content,
     load_ruleset,
 )
+from omen_core.decide import decide
+from omen_core.dice import FacesNeeded
 from omen_core.errors import ContentError, RuleViolation
 from omen_core.events import (
     ActionSettled,
@@ -205,6 +207,31 @@ class TestTickingDamage:
         assert fight.state.ending is not None and fight.state.ending.side == "raiders"
         assert_replays(fight)
         assert_legal_order(fight.events)
+
+    def test_the_dice_a_tick_rolls_say_which_condition_they_are_for(self, play: Play) -> None:
+        """C40, C29: ending kael's turn starts vesh's, and Burning ticks on vesh: the offer to end the turn lists
+        vesh's damage die as Burning's (``about``), and a command given without it is told "vesh's Burning damage"
+        (a table's roll box named it "vesh's damage", as if vesh dealt it: found by a tester)."""
+        fight = play(faces=[3])
+        fight.apply_condition("vesh", "Burning")
+        (offer,) = [o for o in fight.options().offers if o.command == "end_turn"]
+        (choice,) = offer.choices
+        assert [(r.roller, r.purpose, r.about) for r in choice.dice] == [("vesh", "damage", "Burning")]
+        assert msgspec.to_builtins(choice.dice[0])["about"] == "Burning"
+        with pytest.raises(FacesNeeded, match="vesh's Burning damage: damage d4"):
+            decide(fight.state, EndTurn(who="kael"), ManualDice())
+        fight.end_turn("kael")
+
+    def test_a_save_ends_saves_dice_say_which_condition_they_are_for(self, play: Play) -> None:
+        """C40, C29: Poisoned's save ends as vesh's turn ends: the offer lists both dice (vesh's RES, then kael's
+        INT, the applier) as the Poisoned save's; an attack's dice say nothing of the kind."""
+        fight = play(faces=[1, 6])
+        fight.apply_condition("vesh", "Poisoned", by="kael")
+        fight.end_turn("kael")
+        (offer,) = [o for o in fight.options().offers if o.command == "end_turn"]
+        assert [(r.roller, r.purpose, r.about) for r in offer.choices[0].dice] == [
+            ("vesh", "save", "Poisoned"), ("kael", "save", "Poisoned")]
+        fight.end_turn("vesh")
 
 
 class TestTurnDurations:

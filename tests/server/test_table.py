@@ -1694,8 +1694,9 @@ def test_a_condition_with_two_limits_says_whichever_comes_first(table: Any) -> N
 
 def test_the_end_turn_form_asks_for_the_dice_ending_the_turn_rolls(table: Any) -> None:
     """C40: Vesh Burning (1d4 fire as its turn starts): Kael's End turn rolls that d4, so the turn bar's form has a
-    face for it (hidden until the seat chooses to type its dice), as every other form does; a typed face is sent
-    in the command's dice (the form had none, and the server rolled the die unasked: found by a tester)."""
+    face for it (hidden until the seat chooses to type its dice), as every other form does, named as Burning's
+    damage; a typed face is sent in the command's dice (the form had none, and the server rolled the die unasked:
+    found by a tester)."""
     from omen_core.content import load_ruleset
     from tests.sheets import sheet as plain
 
@@ -1708,6 +1709,8 @@ def test_the_end_turn_form_asks_for_the_dice_ending_the_turn_rolls(table: Any) -
     bar = text[text.index('<section class="turn-bar"'):]
     bar = bar[:bar.index("</section>")]
     assert '<div class="choice-dice" data-choice="0">' in bar and 'class="face"' in bar and 'data-sides="4"' in bar
+    # the die is named as Burning's damage on vesh (it read "vesh's damage", as if vesh dealt it: a tester)
+    assert "Vesh&#39;s Burning damage: the face of the d4" in bar and "<small>Vesh Burning damage</small>" in bar, bar
     answer = table.command({"command": "end_turn", "who": "kael", "dice": [3]})
     assert answer.status_code == 201, answer.text
     rolled = [e["event"] for e in answer.json()["events"] if e["type"] == "dice_rolled"]
