@@ -419,7 +419,7 @@ class DealDamage(_Content, frozen=True, tag_field="kind", tag="damage", kw_only=
 
     to: Recipient = "target"
     dice: DamageDice | None = None
-    flat: int = 0
+    flat: NonNegative = 0  # the schema says so (a client checking content against it saw -5 pass: a tester)
     damage_type: str
     half: bool = False
 

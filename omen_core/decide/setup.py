@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
+import msgspec
+
 from ..abilities import ON_TURN
 from ..commands import (
     ApplyConditionCommand,
@@ -22,6 +24,7 @@ from ..content import (
     Consequence,
     DealDamage,
     Heal,
+    Reroll,
     Ruleset,
     Save,
     content_hash,
@@ -99,11 +102,17 @@ def _check_abilities(draft: Draft, sheet: CombatantSheet) -> None:
 
 
 def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field: str) -> None:
-    """An ability written out: its id is no extension's, no other combatant's sheet writes another ability under
-    it, and the damage types and conditions it names are the ruleset's (C14, C28)."""
+    """An ability written out: its id is no extension's, nor a shipped ability's unless it is that ability, no other
+    combatant's sheet writes another ability under it, and the damage types and conditions it names are the
+    ruleset's (C14, C28)."""
     if ability.id in BY_ID:
         raise RuleViolation("C37", f"{sheet.id}'s ability {ability.id!r} has the id of a shipped extension "
                                    f"({BY_ID[ability.id].name}): give it another id", field=f"{field}.id")
+    shipped = SHIPPED_ABILITIES.abilities.get(ability.id)  # a library taking a shipped id is refused (content.py)
+    if shipped is not None and msgspec.structs.replace(shipped, id=ability.id) != ability:
+        raise RuleViolation("C37", f"{sheet.id}'s ability {ability.id!r} differs from the shipped ability of that "
+                                   f"id ({shipped.name}): one id, one ability in a fight; give it another id",
+                            field=f"{field}.id")
     for other in draft.state.combatants.values():
         theirs = next((a for a in other.sheet.written_abilities() if a.id == ability.id), None)
         if theirs is not None and theirs != ability:
@@ -117,6 +126,25 @@ def _check_written(draft: Draft, sheet: CombatantSheet, ability: Ability, field:
     for place, consequence, on_owner in _written_consequences(ability):
         _check_consequence(draft, whose, f"{field}.{place}", consequence, on_owner)
     _check_payable(draft, sheet, ability, field)
+    _check_reroll_faces(sheet, ability, field)
+
+
+def _check_reroll_faces(sheet: CombatantSheet, ability: Ability, field: str) -> None:
+    """A reroll's face that no die of its pool on the owner's sheet can show (C39: ``faces = [99]`` on a d8 pool)
+    would never reroll anything: refused at the join, naming the face. The primary die is the attack's attribute's
+    (C6), so a face any of the sheet's attributes can show stands; the FCS die is the sheet's FCS."""
+    attributes = sheet.attributes
+    for j, effect in enumerate(ability.effects):
+        if not isinstance(effect, Reroll):
+            continue
+        sides = attributes.FCS.sides if effect.pool == "fcs" else max(
+            attributes[name].sides for name in ("STR", "AGI", "INT", "RES", "FCS"))
+        for k, face in enumerate(effect.faces):
+            if face > sides:
+                die = "FCS die" if effect.pool == "fcs" else "largest attribute die"
+                raise RuleViolation("C39", f"{sheet.id}'s ability {ability.id!r} rerolls a {effect.pool} die showing "
+                                           f"{face}, but {sheet.id}'s {die} is a d{sides}: it could never reroll",
+                                    field=f"{field}.effects[{j}].faces[{k}]")
 
 
 def unknown_names(ruleset: Ruleset, ability: Ability, whose: str) -> tuple[str, str, str] | None:

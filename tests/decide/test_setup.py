@@ -185,6 +185,26 @@ def test_a_sheet_listing_an_ability_it_cannot_list_is_refused_at_join(listed: st
     assert fight.events == before
 
 
+
+def test_a_sheet_writing_another_ability_under_a_shipped_id_is_refused_at_join() -> None:
+    """C37 (docs/abilities.md: one id names one ability in a fight; a library is refused a shipped id): Dan's sheet
+    writes a passive "R2" under the id "riposte", the shipped Riposte's; refused at its id's field, nothing written
+    (it joined, and the log held two abilities under one id: found by a tester). Eve's sheet writing out the
+    shipped Riposte itself joins."""
+    from omen_core.content import SHIPPED_ABILITIES
+
+    fight = Fight.start(MemoryStore(), "f", dice=SeededDice(b"\x01" * 32), clock=lambda: 0)
+    before = list(fight.events)
+    other = decode_content('id = "riposte"\nname = "R2"\nuse = "passive"\n'
+                           'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', Ability, fmt="toml")
+    with pytest.raises(RuleViolation, match="differs from the shipped ability of that id \\(Riposte\\)") as info:
+        fight.join(msgspec.structs.replace(sheet("dan"), abilities=(other,)))
+    assert info.value.rule == "C37" and info.value.facts["field"] == "$.abilities[0].id"
+    assert fight.events == before
+    same = msgspec.structs.replace(SHIPPED_ABILITIES.abilities["riposte"], id="riposte")
+    fight.join(msgspec.structs.replace(sheet("eve"), abilities=(same,)))
+    assert fight.state.combatants["eve"].sheet.written_abilities() == (same,)
+
 C40_RULESET = load_ruleset(Path(__file__).resolve().parent.parent / "data" / "c40-ruleset.toml")
 
 
@@ -198,10 +218,25 @@ def join_refused(toml: str, ruleset: Ruleset | None = None) -> RuleViolation:
     fight = Fight.start(MemoryStore(), "abilities", dice=SeededDice(FIRST), clock=lambda: 0, ruleset=ruleset)
     version = fight.version
     with pytest.raises(RuleViolation) as refused:
-        fight.join(msgspec.structs.replace(sheet("kael", "heroes"), abilities=(written(toml),)))
+        fight.join(msgspec.structs.replace(sheet("kael", "heroes", AGI=(20, 1)), abilities=(written(toml),)))
     assert fight.version == version
     return refused.value
 
+
+@pytest.mark.parametrize(("pool", "faces", "said"), [
+    ("primary", "[1, 99]", "rerolls a primary die showing 99, but kael's largest attribute die is a d20"),
+    ("fcs", "[7]", "rerolls a fcs die showing 7, but kael's FCS die is a d6"),
+])
+def test_a_reroll_of_a_face_no_die_of_its_pool_shows_is_refused_at_join(pool: str, faces: str, said: str) -> None:
+    """C39: kael (AGI d20, the rest d6) writes a passive reroll of faces its pool's dice can never show (a tester's
+    faces = [99] joined, and the ability silently never rerolled): refused at that face's field, nothing written;
+    faces the dice can show join."""
+    refused = join_refused(f'use = "passive"\neffects = [{{ kind = "reroll", pool = "{pool}", faces = {faces} }}]')
+    assert refused.rule == "C39" and said in str(refused)
+    assert refused.facts["field"] == f"$.abilities[0].effects[0].faces[{faces.count(',')}]"
+    fight = Fight.start(MemoryStore(), "abilities", dice=SeededDice(FIRST), clock=lambda: 0)
+    fight.join(msgspec.structs.replace(sheet("kael", "heroes", AGI=(20, 1)), abilities=(
+        written('use = "passive"\neffects = [{ kind = "reroll", pool = "primary", faces = [1, 20] }]'),)))
 
 class TestJoinChecksEveryConsequenceAnAbilityWrites:
     @pytest.mark.parametrize(("toml", "field"), [
