@@ -510,7 +510,10 @@ def _applied(e: ConditionApplied, names: _Names) -> Iterator[tuple[LineKind, str
 
 
 def _cleared(e: ConditionCleared, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    why = f": {e.reason}" if e.reason else ""
+    """A condition cleared and why; a reason that says again that it is no longer held ("raised above 0 HP by Mend:
+    no longer Dying (C36)", the engine's words) is said once ("Bo is no longer Dying: raised above 0 HP by Mend
+    (C36)": it read "... by Mend: no longer Dying (C36)", a tester)."""
+    why = f": {e.reason.replace(f': no longer {e.condition}', '')}" if e.reason else ""
     yield "result", f"  {names(e.who)} is no longer {e.condition}{why}"
 
 

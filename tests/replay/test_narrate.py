@@ -466,3 +466,19 @@ def test_a_turn_its_owner_ended_is_not_told_as_ended_by_itself_when_an_answer_to
     assert fight.state.combatants["kael"].dying and fight.state.turn == "vesh"
     told = [line.text for line in narrate(fight.events)]
     assert "  (Kael ends the turn)" in told and not [t for t in told if "ends by itself" in t]
+
+
+def test_a_combatant_raised_from_dying_is_said_once_to_be_no_longer_dying() -> None:
+    """C36: Ana, Dying at 0 HP, is healed 2 by Bram's Guardian's Vow: the narration says "Ana is no longer Dying:
+    raised above 0 HP by Guardian's Vow (C36)", not "... by Guardian's Vow: no longer Dying (C36)" as the event's
+    reason has it (said twice: found by a tester)."""
+    from tests.test_abilities import having, new_fight
+
+    fight = new_fight(msgspec.structs.replace(sheet("ana"), hp=4), having(sheet("bram"), "guardians_vow"),
+                      sheet("orc", side="raiders"), faces=[5, 1, 2])
+    fight.engage("bram", "ana")
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    fight.answer_decision("guardians_vow", "bram", "use")
+    said = [line.text.strip() for line in narrate(fight.events) if "no longer Dying" in line.text]
+    assert said == ["Ana is no longer Dying: raised above 0 HP by Guardian's Vow (C36)"], said
