@@ -24,7 +24,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import msgspec
 
@@ -43,6 +43,7 @@ __all__ = [
     "RecordedDice",
     "FacesNeeded",
     "SurplusFaces",
+    "Stop",
     "describe_dice",
     "describe_rolls",
     "seeded_face",
@@ -148,11 +149,30 @@ class FacesNeeded(DiceError, BadInput):
                          f"{describe_dice(self.needed)}{more}")
 
 
-class SurplusFaces(DiceError, BadInput):
-    """A command carried more faces than it rolls: nothing is appended (faces are never carried over)."""
+class Stop(NamedTuple):
+    """The decision a command's events leave the fight waiting at: its title and rule, who answers it (none: the
+    GM) and with which commands."""
 
-    def __init__(self, rolled: Sequence[RollRequest], given: int, stops: str = ""):
-        self.rolled, self.given, self.stops = list(rolled), given, stops
+    title: str
+    rule: str
+    who: tuple[str, ...]
+    answers: tuple[str, ...]
+
+    def words(self, who: Sequence[str] | None = None) -> str:
+        """``the Interrupt window (C24), where kael answers with react or pass_reaction``; ``who``: those to name
+        (default, every one)."""
+        named = self.who if who is None else tuple(who)
+        return (f"the {self.title} window ({self.rule}), where {', '.join(named) or 'the GM'} "
+                f"{'answer' if len(named) > 1 else 'answers'} with {' or '.join(self.answers)}")
+
+
+class SurplusFaces(DiceError, BadInput):
+    """A command carried more faces than it rolls: nothing is appended (faces are never carried over). ``stop``: the
+    decision it stops at first, if it does (its dice after it are the answer's)."""
+
+    def __init__(self, rolled: Sequence[RollRequest], given: int, stop: Stop | None = None):
+        stops = stop.words() if stop is not None else ""
+        self.rolled, self.given, self.stop, self.stops = list(rolled), given, stop, stops
         used = sum(len(r.pool) for r in self.rolled)
         what = describe_dice(self.rolled) if self.rolled else "no dice"
         why = (f": it stops first at {stops}, and the dice after it are rolled by the command that answers it "

@@ -263,6 +263,14 @@ def _seen_roll(roll: DiceRoll, sight: Sight) -> bool:
     return sight.owns(roll.roller)
 
 
+#: The commands a player gives that may stop at a window before they roll (C24: an Interrupt window as an Action is
+#: declared; C38: an ability's decision as an attack is declared): whether one does turns on what a player's seat
+#: is not shown (a foe's Bonus Actions, a hidden foe's reach, a foe's abilities), so in the rounds a player's
+#: options list none of their dice (they listed the attack's hit dice, or none when a window came first, which told
+#: a player whether a foe could Interrupt: found by a tester); its dice are asked for when they are rolled.
+DICE_UNSAID = frozenset({"declare_attack", "react", "use_ability"})
+
+
 def seat_options(options: Options, sight: Sight) -> Options:
     """What this seat may do now: the GM every offer; a player the offers of its own combatants among the commands a
     player gives (:data:`PLAYER_COMMANDS`; before the rounds, no action of its own: :func:`player_may_act`), with
@@ -270,7 +278,7 @@ def seat_options(options: Options, sight: Sight) -> Options:
     and the open decision with only the answerers it sees; a spectator the phase, round, turn and open decision. A
     decision point an extension or an ability opens (``answer_decision``) is named (its kind, title, cost) only to
     the seat it asks, or where the GM made its title public: to the others it is ``a decision`` of the combatant
-    asked (its abilities are its sheet's)."""
+    asked (its abilities are its sheet's). In the rounds, the commands of :data:`DICE_UNSAID` list no dice."""
     if sight.gm:
         return options
     offers: list[Offer] = []
@@ -278,7 +286,9 @@ def seat_options(options: Options, sight: Sight) -> Options:
         if offer.actor is None or not sight.owns(offer.actor) or offer.command not in PLAYER_COMMANDS \
                 or not player_may_act(offer.command, options.phase):
             continue
-        choices = tuple(_own_dice(choice, sight) for choice in offer.choices if _names_seen(choice.args, sight))
+        unsaid = offer.command in DICE_UNSAID and options.phase == "rounds"
+        choices = tuple(msgspec.structs.replace(choice, dice=(), may_roll=()) if unsaid else _own_dice(choice, sight)
+                        for choice in offer.choices if _names_seen(choice.args, sight))
         if choices or not offer.choices:
             offers.append(msgspec.structs.replace(offer, choices=choices, note=""))
     waiting = options.waiting

@@ -30,7 +30,7 @@ from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import AnswerDecision, Command, Join, RevealSeed, StartFight, Undo
 from omen_core.content import CombatantSheet, Ruleset, in_words, name_keys, reason_and_path
 from omen_core.decisions import OPTIONS_HINT
-from omen_core.dice import FacesNeeded, ManualDice, SurplusFaces, commitment, describe_dice, describe_rolls
+from omen_core.dice import FacesNeeded, ManualDice, Stop, SurplusFaces, commitment, describe_dice, describe_rolls
 from omen_core.errors import (
     BadInput,
     ConcurrencyError,
@@ -368,6 +368,14 @@ def _problem(status: int, kind: str, title: str, detail: str, headers: dict[str,
     return Response(_ENCODER.encode(body), status_code=status, media_type=PROBLEM, headers=headers)
 
 
+def _stop_seen(stop: Stop, sight: Sight) -> str:
+    """Where a command stops first, as a player's seat may be told: naming only the answerers it sees, and, where
+    it sees none, as "a decision this seat is not shown" (a hidden answerer read "(hidden)", and the verb's number
+    counted them: found by a tester)."""
+    seen = [who for who in stop.who if sight.sees(who)]
+    return stop.words(seen) if seen or not stop.who else "a decision this seat is not shown"
+
+
 def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """An OmenError as a problem: a stale version 409, a broken rule 422 with its id, bad input 400 with the
     field, an unknown fight 404. To a player or spectator, the detail says nothing its seat may not see: every
@@ -412,7 +420,7 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         detail = str(exc) if sight.gm else (
             f"{exc.given} {'face' if exc.given == 1 else 'faces'} given, but this command rolls fewer dice; yours: "
             + (describe_dice([r for r in exc.rolled if sight.owns(r.roller)]) or "none")
-            + (f"; it stops first at {scrub(exc.stops, sight, typed)}" if exc.stops else "")
+            + (f"; it stops first at {_stop_seen(exc.stop, sight)}" if exc.stop is not None else "")
             + "; nothing was written")  # the others' dice (their sizes are their sheets') are not listed
         return _problem(422, "surplus-faces", "More faces than the command rolls", detail, rule="C29",
                         field=_dice_field(request))
@@ -559,7 +567,7 @@ def _http_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     for name in [name for name in headers if name.lower() == "allow"]:  # a 405 keeps Allow, HEAD where GET is
         headers["Allow"] = _allowed(headers.pop(name), request.url.path)
     return _problem(exc.status_code, kinds.get(exc.status_code, "http-error"), _title(exc.status_code),
-                    detail, headers=headers)
+                    detail, headers=headers, field=getattr(exc, "field", None))
 
 
 #: The path of the live stream, whose GET never ends: HEAD is not answered for it (405).
@@ -619,9 +627,14 @@ class Unauthorized(HTTPException):
 
 
 class Forbidden(HTTPException):
-    """403: a token of another fight, or a seat that may not do this."""
+    """403: a token of another fight, or a seat that may not do this; ``field``, where the request names what the
+    seat may not do (the command's kind, ``$.command.command``, or the combatant it acts for, ``$.command.who``)."""
 
     status_code = 403
+
+    def __init__(self, detail: str, field: str | None = None) -> None:
+        super().__init__(detail=detail)
+        self.field = field
 
 
 class Unprocessable(HTTPException):
@@ -993,9 +1006,11 @@ def _may_give_kind(seat: Seat, kind: str, actor: str | None) -> None:
         raise Forbidden(detail="a spectator's seat gives no commands")
     if actor is None:
         raise Forbidden(detail=f"{kind} is the GM's command; a player gives these for its own combatants "
-                               f"({', '.join(seat.combatants)}): {', '.join(PLAYER_COMMANDS)}")
+                               f"({', '.join(seat.combatants)}): {', '.join(PLAYER_COMMANDS)} (at $.command.command)",
+                        field="$.command.command")
     if actor not in seat.combatants:
-        raise Forbidden(detail=f"this seat plays {', '.join(seat.combatants)}, not {actor!r}")
+        where = f"$.command.{PLAYER_COMMANDS.get(kind, 'who')}"
+        raise Forbidden(detail=f"this seat plays {', '.join(seat.combatants)}, not {actor!r} (at {where})", field=where)
 
 
 #: The kind (tag) of every command HTTP takes.
@@ -1175,6 +1190,28 @@ def refuse_unnamed_decision(sight: Sight, state: FightState, command: Command) -
                                      f"{command.who}'s")
 
 
+def refused_while_waiting(fight: Fight, sight: Sight, exc: RuleViolation) -> RuleViolation:
+    """A player's or spectator's command refused while the fight waits on a decision none of the seat's combatants
+    may answer (a window, a moment, a tie: any command of the seat's is refused then, C24, C38) is refused in words
+    made from what the seat is shown of that decision alone (its ``waiting``): the engine's words named the step
+    (``reaction window open``) and its responders, one the seat saw having answered and a hidden one ``(hidden)``,
+    which told a player that a hidden foe was in reach while its state showed nothing waiting (found by a tester).
+    Any other refusal, and the GM's, is the engine's own."""
+    if sight.gm:
+        return exc
+    waiting = fight.options(offers=False).waiting
+    if waiting is None or any(sight.owns(who) for who in waiting.who):
+        return exc
+    shown = seat_options(fight.options(offers=False), sight).waiting
+    if shown is None:
+        return RuleViolation("lifecycle", "the fight waits on a step this seat is not shown; a command of this "
+                                          "seat's is taken once the GM or another seat has settled it")
+    who = " or ".join(shown.who) if shown.who else "the GM"
+    return RuleViolation(shown.rule, f"the fight waits for {who} to answer ({shown.title}, {shown.rule}) with "
+                                     f"{' or '.join(shown.answers)}; a command of this seat's is taken once that is "
+                                     "settled")
+
+
 def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str,
                 staged: bool = False) -> bytes:
     """Execute ``command`` (hold the fight's lock) and answer as ``seat`` sees it: the encoded CommandResult.
@@ -1192,7 +1229,10 @@ def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command
     # typed, those marked "if rolled" left blank as it may not know yet whether they roll): the dice after them are
     # the fight's, from its seed
     then_roll = command.dice is not None and isinstance(fight.dice, SeededDice)
-    stored = fight.execute(command, by=by, then_roll=then_roll)
+    try:
+        stored = fight.execute(command, by=by, then_roll=then_roll)
+    except RuleViolation as exc:
+        raise refused_while_waiting(fight, fights.sight(fight_id, seat, fight), exc) from None
     if fresh is not None and fight.state.seed_commitment == commitment(fresh):
         fights.keep.put_seed(fight_id, fresh)  # the seed spent is public now; the fight rolls from the fresh one
     fights.appended[fight_id] = fight.version

@@ -16,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from omen_core.abilities import fight_abilities, uses_left
+from omen_core.abilities import USE, fight_abilities, uses_left
 from omen_core.decide.attack import damage_taken
+from omen_core.decisions import deferred_words
 from omen_core.derive import Standing, active_defense_adds, standing_hit, strike_bonus
 from omen_core.hooks import moment_said
 from omen_core.options import Choice, Odds, Offer, Waiting
@@ -179,7 +180,12 @@ def _extension(state: FightState, frame: Any, waiting: Waiting, answers: list[Of
             continue
         for i, answer in enumerate(offer.choices):
             cost = costs.get(str(answer.args.get("choice")), "")
-            found.choices[(offer.command, i)] = ChoiceFacts(adds=cost, turns=_budget(state, offer.actor, cost, sight))
+            owed = ""  # C41: a use's deferred cost, with its button (the button read "free" alone: a tester)
+            if answer.args.get("choice") == USE and ability is not None and ability.deferred is not None:
+                whose = names.get(offer.actor or "", "")
+                owed = f"{cost or 'free'} now; then {deferred_words(ability.deferred, whose)}"
+            found.choices[(offer.command, i)] = ChoiceFacts(adds=owed or cost,
+                                                            turns=_budget(state, offer.actor, cost, sight))
 
 
 def _standing_said(standing: Standing, sight: Sight, names: dict[str, str]) -> list[str]:

@@ -23,7 +23,7 @@ from omen_core.parts import RollTotal
 
 from .views import TOLD_REASONS, UNNAMED_DECISION, UNNAMED_EFFECT, SeenEvent
 
-__all__ = ["StoryCard", "story", "top_card"]
+__all__ = ["SHIELD", "StoryCard", "story", "top_card"]
 
 
 @dataclass
@@ -50,6 +50,10 @@ class StoryCard:
 Names = Mapping[str, str]
 #: Weapons and shields by the names their sheets give them, keyed by (combatant, id): a seat's own combatants'.
 Gear = Mapping[tuple[str, str], str]
+
+#: The key of a combatant's shield in the gear a story is given (beside its id): a Block names no shield in its
+#: event (a sheet has one), so its line names it from here ("chooses Block with Tower shield").
+SHIELD = "(shield)"
 
 
 def _gear(gear: Gear, who: Any, item: Any) -> str:
@@ -243,6 +247,8 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return f"no Active Defense for {n(e['defender'])}{why}", ""
         case "active_defense_chosen":
             weapon = f" with {_gear(gear, e.get('defender'), e['weapon'])}" if e.get("weapon") else ""
+            if e.get("defense") == "block" and (str(e.get("defender")), SHIELD) in gear:  # as Parry names its weapon
+                weapon = f" with {gear[str(e.get('defender')), SHIELD]}"  # (a tester read Block without its shield)
             # the defense by the name its button gives it: "chooses Parry with Curved knife"
             return f"{n(e['defender'])} chooses {str(e.get('defense', '')).capitalize()}{weapon}", ""
         case "active_defense_declined":
@@ -915,7 +921,10 @@ def _strike(cards: list[StoryCard], undos: Mapping[int, tuple[int, int, str]]) -
 def top_card(cards: list[StoryCard], last_batch: int | None) -> StoryCard | None:
     """The card of the last command: the action it belongs to (of several, as when an Interrupt resolves and the
     action it answered goes on, the one that ended last), or, after an undo, the card it struck through (its reason
-    said), after a redo the card it brought back."""
+    said; of a reaction struck with the action it answered, the action's: the undo's preview named it, and the top
+    card named the Interrupt: found by a tester), after a redo the card it brought back. An action resolved after a
+    reaction to it resolved, in an earlier command, still says the reaction's outcome first (the card said "Interrupt
+    window for Vesh" and nothing of the Interrupt's miss: a tester)."""
     if not cards:
         return None
     touched = [c for c in cards if last_batch is not None and last_batch in c.batches]
@@ -924,12 +933,14 @@ def top_card(cards: list[StoryCard], last_batch: int | None) -> StoryCard | None
         struck = [c for c in cards if c.struck]
         if struck:
             target = struck[-1]
+            if target.answered is not None and target.answered.struck:
+                target = target.answered
             return StoryCard(seq=target.seq, kind=target.kind, headline=target.headline, lines=target.lines,
                              verdict=target.verdict, struck=True, undone=target.undone, seqs=target.seqs,
                              batches=target.batches)
-    reaction = next((c for c in touched if c is not last and c.answered is last and c.verdict
-                     and c.headline not in last.lines), None)  # a cancelled action's card tells its reaction already
-    return last if reaction is None else _with_reaction(reaction, last)
+    reaction = next((c for c in (cards if last.verdict else touched) if c is not last and c.answered is last
+                     and c.verdict and c.headline not in last.lines), None)  # a cancelled action's card tells its
+    return last if reaction is None else _with_reaction(reaction, last)  # reaction already
 
 
 def _with_reaction(reaction: StoryCard, action: StoryCard) -> StoryCard:

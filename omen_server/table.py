@@ -39,9 +39,11 @@ from litestar.params import FromPath, HeaderParameter, QueryParameter
 from omen_core.abilities import USE, uses_left, when_words
 from omen_core.commands import Command
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
+from omen_core.decisions import deferred_words
 from omen_core.events import DecisionOpened, SeedRevealed, StoredEvent
 from omen_core.extensions import ATTACK_OPTION_FIELDS, turn_actions
 from omen_core.options import Choice, DiceRoll, Offer, Options
+from omen_core.seats import DICE_UNSAID
 from omen_core.state import FightState, MomentFrame
 from omen_core.walk import StoreSource, Visitor, walk
 from omen_replay.render import environment
@@ -49,7 +51,7 @@ from omen_replay.render import environment
 from .app import Fights, SeatEntry, StagedView, _errors, _seat, command_rolls, fights_page
 from .decision import ChoiceFacts, DecisionFacts, decision_facts
 from .keep import Seat
-from .story import StoryCard, story, top_card
+from .story import SHIELD, StoryCard, story, top_card
 from .views import PLAYER_COMMANDS, CombatantView, SeenEvent, Sight, combatant_views, seen_event
 
 __all__ = ["table_routes", "panel_html", "CSP", "COMMAND_TITLES"]
@@ -279,7 +281,8 @@ class AnswerView:
 @dataclass(frozen=True)
 class AbilityView:
     """One of the seat's own combatants' abilities (C37, C41): whose, its name, how it is used and what it costs,
-    when it applies, its summary, and the uses it has left (``None``: no limit)."""
+    when it applies, its summary, the uses it has left (``None``: no limit), and the deferred costs its uses still
+    owe (``owed``, each in words: "2 necrotic damage at the start of Kael Arden's next turn (C41)")."""
 
     who: str
     name: str
@@ -288,6 +291,7 @@ class AbilityView:
     summary: str
     left: int | None
     per: str
+    owed: tuple[str, ...] = ()
 
 
 @dataclass
@@ -471,13 +475,16 @@ def _on_others(offer: Offer, args: dict[str, Any]) -> bool:
 
 def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str],
             opened: DecisionOpened | None = None, abilities: Mapping[str, str] | None = None,
-            gear: Mapping[tuple[str, str], str] | None = None) -> ChoiceView:
+            gear: Mapping[tuple[str, str], str] | None = None, gm: bool = True) -> ChoiceView:
     faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe, _name(names, r.roller), r.about or "")
                   for rolls, maybe in ((choice.dice, False), (choice.may_roll, True)) for r in rolls for d in r.dice)
     said = _rolls(choice.dice, names)
     if choice.may_roll:
         said += ("; " if said else "") + "then perhaps " + _rolls(choice.may_roll, names)
-    if offer.command == "declare_attack" and not said:  # an Interrupt window comes first (C24): no die rolls now
+    if offer.command in DICE_UNSAID and not gm:  # a player's options list none of these dice (omen_core.seats)
+        said = ("its dice when they are rolled: a window may come first (an Interrupt, C24, or an ability's "
+                "decision, C38); in a seeded fight they are rolled from the seed, else each seat is asked for its own")
+    elif offer.command == "declare_attack" and not said:  # an Interrupt window comes first (C24): no die rolls now
         said = ("nothing yet: a window comes first (an Interrupt, C24, or an ability's decision, C38), and the "
                 "attack's dice are rolled by the command that closes it (in a seeded fight, from the seed)")
     said_too = ""
@@ -545,7 +552,7 @@ def _distinct(choices: tuple[ChoiceView, ...], offer: Offer, names: dict[str, st
 
 def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: DecisionOpened | None = None,
                 abilities: Mapping[str, str] | None = None,
-                gear: Mapping[tuple[str, str], str] | None = None) -> OfferView:
+                gear: Mapping[tuple[str, str], str] | None = None, gm: bool = True) -> OfferView:
     from .views import PLAYER_COMMANDS
 
     actor_field = PLAYER_COMMANDS.get(offer.command) or ("caller" if offer.command == "call_save" else None)
@@ -555,7 +562,8 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
             savers.setdefault(str(c.args.get("saver")), msgspec.structs.replace(
                 c, args={k: v for k, v in c.args.items() if k != "effect"}))
         offer = msgspec.structs.replace(offer, choices=tuple(savers.values()))
-    choices = _distinct(tuple(_choice(offer, c, actor_field, names, opened, abilities, gear) for c in offer.choices),
+    choices = _distinct(tuple(_choice(offer, c, actor_field, names, opened, abilities, gear, gm)
+                              for c in offer.choices),
                         offer, names) or (ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
     free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0],
@@ -568,8 +576,15 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
     return OfferView(key=f"o-{offer.command}-{offer.actor or 'gm'}" + (f"-{index}" if index else ""),
                      command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,
-                     cost=COSTS.get(offer.cost, offer.cost), note=offer.note, choices=choices, free=free,
-                     named=_ability_names(offer, abilities or {}))
+                     cost=COSTS.get(offer.cost, offer.cost), note=_note_named(offer.note, names), choices=choices,
+                     free=free, named=_ability_names(offer, abilities or {}))
+
+
+def _note_named(note: str, names: Mapping[str, str]) -> str:
+    """An offer's note as the page says it: an action called off by its card's number and whose it is by name
+    ("calls off #84 (attack declared by Vesh the Cinder-Hand)": it said "action 84" and the id, a GM tester)."""
+    return re.sub(r"\baction (\d+) \(([^()]*?) by ([^()\s]+)", lambda m: f"#{m.group(1)} ({m.group(2)} by "
+                  f"{names.get(m.group(3), m.group(3))}", note)
 
 
 def _ability_names(offer: Offer, abilities: Mapping[str, str]) -> str:
@@ -774,11 +789,12 @@ def _abilities_of(state: FightState, who: str) -> list[Ability]:
 
 
 def _gear_of(state: FightState) -> dict[tuple[str, str], str]:
-    """Every combatant's weapons and shield by the names their sheets give them, keyed by (combatant, id): what a
-    story line calls them (a seat is given only its own combatants')."""
+    """Every combatant's weapons and shield by the names their sheets give them, keyed by (combatant, id), and the
+    shield by (combatant, :data:`~omen_server.story.SHIELD`) too: what a story line calls them (a seat is given only
+    its own combatants')."""
     found = {(who, w.id): w.name for who, c in state.combatants.items() for w in c.sheet.weapons if w.name}
-    found |= {(who, shield.id): shield.name for who, c in state.combatants.items()
-              if (shield := c.sheet.shield) is not None and shield.name}
+    found |= {(who, key): shield.name for who, c in state.combatants.items()
+              if (shield := c.sheet.shield) is not None and shield.name for key in (shield.id, SHIELD)}
     return found
 
 
@@ -793,7 +809,8 @@ def _published(seen: SeenEvent, stored: StoredEvent) -> SeenEvent:
 
 
 def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
-    """The abilities of a player's own combatants, written out or shipped (C37), with their uses left (C41); the
+    """The abilities of a player's own combatants, written out or shipped (C37), with their uses left and the
+    deferred costs they owe (C41: said in the log's card alone, a tester looked for them on the page); the
     GM's page lists every combatant's (it listed none: a GM could not see that a once-a-fight ability was spent, or
     that a foe had a reaction, until its decision came up: found by a tester); none of a combatant a player's seat
     does not own."""
@@ -803,9 +820,11 @@ def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
             continue
         sheet = combatant.sheet
         for a in _abilities_of(state, who):
+            owed = tuple(deferred_words(a.deferred, sheet.name) for p in state.deferred
+                         if p.who == who and p.ability == a.id) if a.deferred is not None else ()
             found.append(AbilityView(who=sheet.name, name=a.name, use=_ability_cost(a), when=when_words(a.when),
                                      summary=a.summary, left=uses_left(state, who, a),
-                                     per=a.uses.per if a.uses is not None else ""))
+                                     per=a.uses.per if a.uses is not None else "", owed=owed))
     return found
 
 
@@ -1056,7 +1075,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         gear |= {(who, f"option:{a.when.attack_option}"): a.name for who in actors
                  for a in _abilities_of(state, who) if a.when.attack_option}
         kit = {key: name for key, name in _gear_of(state).items() if sight.gm or sight.owns(key[0])}
-        offer_views = [_offer_view(o, _repeat(offers, n), names, opened, abilities, gear)
+        offer_views = [_offer_view(o, _repeat(offers, n), names, opened, abilities, gear, sight.gm or o.actor is None)
                        for n, o in enumerate(offers)]
         players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
                    if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}

@@ -55,7 +55,7 @@ from ..commands import (
 )
 from ..content import DealDamage
 from ..decisions import REACTION_STEPS, point_at, waiting_point
-from ..dice import CommandFaces, DiceSource, FacesNeeded, FacesThenSource, RollRequest, SurplusFaces
+from ..dice import CommandFaces, DiceSource, FacesNeeded, FacesThenSource, RollRequest, Stop, SurplusFaces
 from ..errors import DiceError, OmenError, RuleViolation, UnknownCombatant
 from ..events import (
     ActionCancelled,
@@ -601,17 +601,15 @@ def _decided_command(state: FightState, command: Command, dice: DiceSource, hist
             raise FacesNeeded(certain, 0, maybe) from None
 
 
-def _stops_at(state: FightState) -> str:
-    """The decision a command's events leave the fight waiting at, in words (``the Interrupt window (C24), where
-    kael answers with react or pass_reaction``), or ``""``."""
+def _stops_at(state: FightState) -> Stop | None:
+    """The decision a command's events leave the fight waiting at (:class:`Stop`), or None."""
     found = waiting_point(state)
     if found is None:
-        return ""
+        return None
     point, who, _action = found
-    answers = " or ".join(dict.fromkeys(str(a.command.__struct_config__.tag) for a in point.answers))
+    answers = tuple(dict.fromkeys(str(a.command.__struct_config__.tag) for a in point.answers))
     title = point.title.removeprefix("an ").removeprefix("a ").removeprefix("the ")  # "an initiative tie among..."
-    return (f"the {title} window ({point.rule}), where {', '.join(who) or 'the GM'} "
-            f"{'answer' if len(who) > 1 else 'answers'} with {answers}")
+    return Stop(title, point.rule, tuple(who), answers)
 
 
 def _still_to_roll(path: list[RollRequest], given: int, certain: list[RollRequest], maybe: list[RollRequest]

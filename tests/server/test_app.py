@@ -677,6 +677,24 @@ class TestTokens:
         assert answer.status_code == 403, answer.text
         assert lines(table.store, "duel") == before
 
+    def test_a_players_403_names_the_field_it_may_not_give(self, table: Any) -> None:
+        """Found by a Node client's author: a 403 said what but not where. Alice (Kael's) ending Vesh's turn is
+        refused at $.command.who, attacking with Vesh at $.command.attacker, and the GM's undo at
+        $.command.command; the spectator's seat, which gives nothing, at no field."""
+        table.create()
+        alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "combatants": ["kael"]}).json()["token"]
+        watcher = table.client.post("/fights/duel/seats", headers=table.auth(), json={"kind": "spectator"}
+                                    ).json()["token"]
+        for command, field in (({"command": "end_turn", "who": "vesh"}, "$.command.who"),
+                               ({"command": "declare_attack", "attacker": "vesh", "target": "kael", "unarmed": True},
+                                "$.command.attacker"),
+                               ({"command": "undo"}, "$.command.command")):
+            answer = table.command(command, token=alice)
+            assert (answer.status_code, answer.json().get("field")) == (403, field), answer.text
+            assert answer.json()["detail"].endswith(f"(at {field})")
+        assert "field" not in table.command({"command": "undo"}, token=watcher).json()
+
     def test_a_seat_is_read_from_the_keep_once(self, table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         """omen_server.app.Fights.seat: a seat never changes once made, so the server reads each token's seat
         from its keep once and answers its later requests from memory; a token it does not know is asked for

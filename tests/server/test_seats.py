@@ -109,34 +109,77 @@ def _alice_beside_hidden_skarn(table: Table) -> str:
     return token
 
 
-def test_a_players_refusal_names_no_hidden_responder() -> None:
-    """Found by a tester: the hidden Skarn (engaged with Kael: its attack missed) and Vesh may Interrupt Kael's
-    attack (C24); Alice's end_turn meanwhile said "legal now: react or pass_reaction by (hidden), vesh", telling her
-    a hidden enemy may answer. It reads "by vesh", and her pass "(responders: vesh)"; once Vesh passed and only
-    Skarn is left (her options' waiting is null), what is legal now is the GM's alone; the GM's names Skarn."""
-    table = Table()
-    with table.client:
-        alice = _alice_beside_hidden_skarn(table)
-        assert table.command({"command": "roll_initiative", "dice": [2, 1, 6]}).status_code == 201  # Skarn first
+def _interrupted(table: Table, hidden: bool, attack: bool = True) -> str:
+    """Kael's attack on Vesh waits at its Interrupt window (C24) for Vesh and, ``hidden``, for Skarn, hidden by the
+    GM and engaged with Kael (its own attack on Kael missed first); without, Skarn stays out of Kael's reach.
+    Alice's token (she plays Kael)."""
+    alice = _alice_beside_hidden_skarn(table)
+    assert table.command({"command": "roll_initiative", "dice": [2, 1, 6]}).status_code == 201  # Skarn first
+    if hidden:
         assert table.command({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
                               "dice": [1, 1, 1]}).status_code == 201
-        for who in ("skarn", "vesh"):
-            assert table.command({"command": "end_turn", "who": who}).status_code == 201
+    for who in ("skarn", "vesh"):
+        assert table.command({"command": "end_turn", "who": who}).status_code == 201
+    if attack:
         assert table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh",
                               "weapon": "longsword"}, token=alice).status_code == 201
-        end = {"command": "end_turn", "who": "kael"}
-        lifecycle = ("[lifecycle] the turn cannot end while an action is in progress; end_turn is not accepted now: "
-                     "the action is at 'reaction window open'; legal now: ")
-        assert table.command(end, token=alice).json()["detail"] == lifecycle + (
-            "react or pass_reaction by vesh (Interrupt, C24); the GM's cancel_action; the GM's end_fight or undo")
-        passed = table.command({"command": "pass_reaction", "who": "kael"}, token=alice).json()["detail"]
-        assert passed == "[C24] 'kael' may not answer this window (responders: vesh)"
-        assert table.command({"command": "pass_reaction", "who": "vesh"}).status_code == 201
-        options = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]
-        assert options["waiting"] is None
-        assert table.command(end, token=alice).json()["detail"] == lifecycle + (
-            "the GM's cancel_action; the GM's end_fight or undo")
-        assert "by skarn (Interrupt, C24)" in table.command(end).json()["detail"]
+    return alice
+
+
+def test_faces_given_past_a_window_name_no_hidden_answerer() -> None:
+    """Found by a tester: Alice's attack typed with its hit faces stops first at the Interrupt window (C24), so the
+    faces are surplus (422, nothing written); the refusal said "where vesh answer" with hidden Skarn in reach too
+    (the verb counted Skarn) and "where (hidden) answers" once Vesh could not. It reads as with no Skarn in reach,
+    and, with no answerer she sees, that the attack stops at a decision she is not shown; the GM's names Skarn."""
+    typed = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+             "dice": [8, 6]}
+    refused: dict[bool, bytes] = {}
+    for hidden in (True, False):
+        table = Table()
+        with table.client:
+            alice = _interrupted(table, hidden, attack=False)
+            answer = table.command(typed, token=alice)
+            assert answer.status_code == 422 and answer.json()["type"] == "/problems/surplus-faces", answer.text
+            refused[hidden] = bytes(answer.content)
+            if hidden:
+                assert "where skarn, vesh answer with react or pass_reaction" in table.command(typed).json()["detail"]
+                assert table.command({"command": "apply_condition", "who": "vesh", "condition": "Incapacitated"}
+                                     ).status_code == 201
+                alone = table.command(typed, token=alice).json()["detail"]
+                assert "it stops first at a decision this seat is not shown" in alone and "hidden" not in alone
+    assert refused[True] == refused[False]
+    assert b"where vesh answers with react or pass_reaction" in refused[False]
+
+
+def test_a_players_refusal_names_no_hidden_responder() -> None:
+    """Found by testers: the hidden Skarn (engaged with Kael) and Vesh may Interrupt Kael's attack (C24); Alice's
+    end_turn and pass_reaction meanwhile were refused naming the step ("the action is at 'reaction window open'")
+    and the responders, "(hidden)" among them, which told her a hidden enemy may answer. Every command of hers is
+    now refused from what her seat is shown of the wait: the same bytes as with no Skarn in reach; once Vesh passed
+    and only Skarn is left (her options' waiting is null), that the fight waits on a step she is not shown. The
+    GM's refusal still says the step and names Skarn."""
+    refusals: dict[bool, list[bytes]] = {}
+    for hidden in (True, False):
+        table = Table()
+        with table.client:
+            alice = _interrupted(table, hidden)
+            said = [table.command(c, token=alice) for c in ({"command": "end_turn", "who": "kael"},
+                                                             {"command": "pass_reaction", "who": "kael"})]
+            assert all(a.status_code == 422 for a in said)
+            refusals[hidden] = [bytes(a.content) for a in said]
+            if hidden:
+                assert said[0].json()["detail"] == (
+                    "[C24] the fight waits for vesh to answer (Interrupt, C24) with react or pass_reaction; a command "
+                    "of this seat's is taken once that is settled")
+                assert table.command({"command": "pass_reaction", "who": "vesh"}).status_code == 201
+                options = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]
+                assert options["waiting"] is None
+                left = table.command({"command": "end_turn", "who": "kael"}, token=alice).json()
+                assert left["detail"] == ("[lifecycle] the fight waits on a step this seat is not shown; a command "
+                                          "of this seat's is taken once the GM or another seat has settled it")
+                assert "by skarn (Interrupt, C24)" in table.command({"command": "end_turn", "who": "kael"}
+                                                                    ).json()["detail"]
+    assert refusals[True] == refusals[False]
 
 
 def test_a_players_refusal_of_a_name_it_may_not_give_is_true_and_the_same_for_hidden_and_nobody() -> None:
@@ -215,9 +258,8 @@ def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
         answer = {"command": "answer_decision", "who": "kael", "decision": "riposte", "choice": "use"}
         said = [table.command(body, token=alice).json()["detail"] for body in (end, answer)]
         assert said == [
-            "[lifecycle] the turn cannot end while an action is in progress; end_turn is not accepted now: the action "
-            "is at 'hit and crit determined'; legal now: answer_decision by vesh ((hidden), C37); the GM's "
-            "cancel_action; the GM's end_fight or undo",
+            "[C37] the fight waits for vesh to answer (a decision, C37) with answer_decision; a command of this seat's "
+            "is taken once that is settled",
             "[C37] the open decision point is vesh's to answer, not kael's"]
         for guess in ("counterspell", "nothing_at_all"):  # the right id and any other: the same bytes (a tester's
             wrong = table.command({**answer, "decision": guess}, token=alice)  # find: the engine checked the id
@@ -225,7 +267,9 @@ def test_a_refusal_names_no_ability_of_a_sheet_the_seat_does_not_play() -> None:
         assert "Riposte, C37" in table.command(end).json()["detail"]
         assert table.client.post("/fights/duel/settings", headers=table.auth(),
                                  json={"reveal_effects": ["Riposte"]}).status_code == 200
-        assert table.command(answer, token=alice).json()["detail"] == "[C37] Riposte is vesh's to answer, not kael's"
+        assert table.command(answer, token=alice).json()["detail"] == (
+            "[C37] the fight waits for vesh to answer (Riposte, C37) with answer_decision; a command of this seat's is "
+            "taken once that is settled")
 
 
 def test_a_players_key_is_looked_for_among_the_commands_it_is_shown() -> None:

@@ -457,16 +457,25 @@ def test_a_players_stream_shows_a_hidden_combatants_save_staged_for_her_dice(tmp
 
 
 def test_a_players_options_list_only_its_own_dice(table: Any) -> None:
-    """docs/server.md (GET options) and docs/live.md: Alice's choice of Kael's longsword attack on Vesh lists Kael's
-    hit dice only (Vesh's base defense die, whose size tells of Vesh's sheet, is the GM's); the GM's lists both."""
+    """docs/server.md (GET options) and docs/live.md: the GM's choice of Kael's longsword attack on Vesh lists Kael's
+    hit dice and Vesh's base defense die; Alice's lists none (whether the attack rolls now or stops at a window
+    first turns on what her seat is not shown, a foe's Bonus Actions: omen_core.seats.DICE_UNSAID), and sent with
+    "stage" and no faces it waits for her own hit dice (202, hers to give); once she gives them, for the GM's."""
     def rolls(token: str) -> list[tuple[str, str]]:
         offer = next(o for o in options(table, token)["options"]["offers"] if o["command"] == "declare_attack")
         choice = next(c for c in offer["choices"] if c["args"] == {"attacker": "kael", "target": "vesh",
                                                                    "weapon": "longsword"})
-        return [(r["roller"], r["purpose"]) for r in choice["dice"]]
+        return [(r["roller"], r["purpose"]) for r in (*choice["dice"], *choice["may_roll"])]
 
-    assert rolls(table.alice) == [("kael", "hit")]
-    assert rolls(table.gm) == [("kael", "hit"), ("vesh", "base_defense")]
+    assert rolls(table.alice) == []
+    assert rolls(table.gm)[:2] == [("kael", "hit"), ("vesh", "base_defense")]
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"}
+    staged = table.command(attack, token=table.alice, stage=True)
+    assert staged.status_code == 202, staged.text
+    assert staged.json()["yours"] is True and [r["purpose"] for r in staged.json()["rolls"]] == ["hit"]
+    given = table.client.post("/fights/duel/staged", headers=table.auth(table.alice),
+                              json={"id": staged.json()["id"], "dice": [8, 6]})
+    assert given.status_code == 202 and given.json()["awaiting"] == "the GM", given.text
 
 
 def test_a_keyed_retry_of_giving_dice_gets_the_first_answer(table: Any) -> None:

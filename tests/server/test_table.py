@@ -466,6 +466,52 @@ def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> Non
                      r'left this fight</span>', listed)
 
 
+def test_an_abilitys_deferred_cost_owed_is_on_its_owners_list_until_it_settles(table: Any) -> None:
+    """C41: Kael uses Blood Price (2 HP healed now, 3 necrotic owed at the start of his next turn): Alice's list and
+    the GM's say it owes that (only the log's card said so: a tester looked for it on the page); Bob's, Vesh's
+    player's, says nothing of it; once it settles, at Kael's next turn, the list owes nothing."""
+    price = {"id": "blood_price", "name": "Blood Price", "use": "bonus_action", "target": "self",
+             "effects": [{"kind": "heal", "to": "actor", "flat": 2}],
+             "deferred": {"at": "start_of_next_turn", "effects": [{"kind": "damage", "to": "actor", "flat": 3,
+                                                                   "damage_type": "necrotic"}]}}
+    table.create(combatants=[{**sheet("kael"), "abilities": [price]}, sheet("vesh")])
+    alice, bob = _seat(table, "Alice", "kael"), _seat(table, "Bob", "vesh")
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    assert table.command({"command": "use_ability", "who": "kael", "ability": "blood_price", "target": "kael"},
+                         token=alice).status_code == 201
+    owes = ('<span class="badge warn owed">owes 3 necrotic damage at the start of Kael Arden&#39;s next turn '
+            '(C41)</span>')
+    assert owes in fragment(table, alice) and owes in fragment(table, table.gm)
+    assert "owes" not in fragment(table, bob)
+    for who in ("kael", "vesh"):
+        assert table.command({"command": "end_turn", "who": who}).status_code == 201
+    assert "badge warn owed" not in fragment(table, alice)
+
+
+def test_a_triggered_uses_deferred_cost_is_said_with_its_answer(table: Any) -> None:
+    """C41: Kael's Blood Strike (on a hit: 1 necrotic more, free now, 2 necrotic owed at the start of his next turn)
+    opens as his attack hits: Alice's Use answer says "free now; then 2 necrotic damage at the start of Kael Arden's
+    next turn (C41)" (it read "free" alone, the owing said only in the box's header: a tester)."""
+    strike = {"id": "blood_strike", "name": "Blood Strike", "use": "trigger",
+              "trigger": {"moment": "attack.determined", "owner": "attacker", "outcome": "hit"},
+              "effects": [{"kind": "damage", "flat": 1, "damage_type": "necrotic", "to": "target"}],
+              "deferred": {"at": "start_of_next_turn", "effects": [{"kind": "damage", "to": "actor", "flat": 2,
+                                                                    "damage_type": "necrotic"}]}}
+    table.create(dice="manual", combatants=[{**sheet("kael"), "abilities": [strike]}, sheet("vesh")])
+    alice = _seat(table, "Alice", "kael")
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    hit = table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                         "dice": [8, 6]}, token=alice, stage=True)
+    assert hit.status_code == 202, hit.text  # Vesh's base defense die is the GM's (C29)
+    hit = table.client.post("/fights/duel/staged", headers=table.auth(), json={"id": hit.json()["id"], "dice": [1]})
+    assert hit.status_code == 201, hit.text
+    hit = table.command({"command": "answer_active_defense", "defender": "vesh", "defense": None})  # the GM's
+    assert hit.status_code == 201, hit.text
+    assert hit.json()["options"]["waiting"]["kind"] == "blood_strike", hit.json()["options"]["waiting"]
+    adds = re.findall(r'<span class="adds" id="[^"]*">([^<]*)</span>', fragment(table, alice))
+    assert "free now; then 2 necrotic damage at the start of Kael Arden&#39;s next turn (C41)" in adds, adds
+
+
 def test_an_ability_on_oneself_is_labelled_where_it_may_go_on_another(table: Any) -> None:
     """C37: Alice's Kael may use Healing Word on himself or on his ally Brin: the self choice says so ("Healing Word
     on Kael Arden (self)"), not the ability's name alone, which read as the default (found by a GM tester: Bob
@@ -1392,6 +1438,20 @@ def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: A
     assert lines.index(miss) < lines.index(goes_on) < lines.index(
         "Active Defense window for Kael Arden: attack 17 against base defense 5"), lines
     assert 'data-waiting="active_defense"' in text
+    # Kael declines: the attack resolves in a command of its own, and its card still says the Interrupt missed first
+    # (it said "Interrupt window for Brin" and nothing of the miss: a tester)
+    declined = table.command({"command": "answer_active_defense", "defender": "kael", "defense": None})
+    assert declined.status_code == 201, declined.text
+    lines = _top_lines(fragment(table, table.gm))
+    assert lines.index("MISS: Interrupt: Brin Hollowmere attacks Vesh the Cinder-Hand with Short blade") < lines.index(
+        "Interrupt window for Brin Hollowmere"), lines
+    # the GM undoes the attack: the card struck through is the attack's, as the undo's preview named it (the top
+    # card named the Interrupt: a tester)
+    assert table.command({"command": "undo", "reason": "wrong target"}).status_code == 201
+    text = fragment(table, table.gm)
+    card = text[text.index('id="top-card"'):]
+    headline = re.search(r'<span class="headline">([^<]*)</span>', card[:card.index("</article>")])
+    assert headline is not None and headline.group(1) == "Vesh the Cinder-Hand attacks Kael Arden with Curved knife"
 
 
 def test_a_prone_defenders_decision_says_why_dodge_is_not_offered_and_each_thing_once(table: Any) -> None:
@@ -1419,6 +1479,26 @@ def test_a_prone_defenders_decision_says_why_dodge_is_not_offered_and_each_thing
         assert "whatever the die shows" not in answers[0] and answers[0].count("always turns the hit") == 1
     theirs = fragment(table, bob)
     assert 'id="not-offered"' not in theirs and "a prone defender cannot Dodge" not in theirs
+
+
+def test_a_block_names_its_shield_as_a_parry_names_its_weapon(table: Any) -> None:
+    """C9: Kael Blocks Vesh's knife: his card says "chooses Block with Warden's kite shield" to Alice (Kael's) and the
+    GM, as a Parry names its weapon (it said "chooses Block" alone: a tester); Bob (Vesh's) is not told Kael's
+    gear."""
+    table.create(dice="manual")
+    alice, bob = (_seat(table, name, who) for name, who in (("Alice", "kael"), ("Bob", "vesh")))
+    for command in ({"command": "roll_initiative", "dice": [1, 6]},
+                    {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                     "dice": [8, 6, 1]}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    block = table.command({"command": "answer_active_defense", "defender": "kael", "defense": "block", "dice": [5]},
+                          token=alice)
+    assert block.status_code == 201, block.text
+    said = "Kael Arden chooses Block with Warden&#39;s kite shield"
+    assert said in fragment(table, alice) and said in fragment(table, table.gm)
+    theirs = fragment(table, bob)
+    assert "Kael Arden chooses Block" in theirs and "kite shield" not in theirs
 
 
 def test_the_gms_strip_says_each_combatants_side(table: Any) -> None:
@@ -1797,9 +1877,10 @@ def test_an_abilitys_decision_says_its_uses_left_to_its_owners_seat(table: Any) 
 
 
 def test_the_cancel_form_says_what_it_calls_off(table: Any) -> None:
-    """The GM's Cancel the action names the action waiting and what stays done ("calls off action N (attack
-    declared by vesh): the costs already paid stay paid"); at a moment, that its decisions go unanswered and the
-    fight goes on (the form named neither: found by a tester)."""
+    """The GM's Cancel the action names the action waiting by its card's number and whose it is by name, and what
+    stays done ("calls off #N (attack declared by Vesh the Cinder-Hand): the costs already paid stay paid"; it
+    said "action N" and the id: a tester); at a moment, that its decisions go unanswered and the fight goes on
+    (the form named neither: found by a tester)."""
     table.create(dice="manual")
     assert table.command({"command": "roll_initiative", "dice": [1, 6]}).status_code == 201
     declared = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
@@ -1808,7 +1889,7 @@ def test_the_cancel_form_says_what_it_calls_off(table: Any) -> None:
     action = next(e["seq"] for e in declared.json()["events"] if e["type"] == "attack_declared")
     text = fragment(table, table.gm)
     form = text[text.index('data-command="cancel_action"'):]
-    assert f"calls off action {action} (attack declared by vesh): the costs already paid stay paid" in \
+    assert f"calls off #{action} (attack declared by Vesh the Cinder-Hand): the costs already paid stay paid" in \
         form[:form.index("</form>")]
 
 

@@ -432,7 +432,10 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                 undo.locator("button[type=submit]").click()
                 preview = undo.locator(".undo-preview")
                 expect(preview).to_contain_text(f"This undoes #{seq} Initiative; #")
-                expect(preview).to_contain_text(" End of turn: Kael Arden. Press again to confirm.")
+                # a seeded fight: the dice undone come again for the same rolls, as every seat saw (a tester)
+                expect(preview).to_contain_text(" End of turn: Kael Arden. Its dice come again, face for face, for "
+                                                "the same rolls made next (the seed's counter rewinds), and every "
+                                                "seat has seen them. Press again to confirm.")
                 undo.locator("input[data-path=to_seq]").fill("")
                 expect(undo.locator("button[type=submit]")).to_have_text("Undo")
                 expect(preview).to_have_text("Undoes " + str(preview.get_attribute("data-default")))
