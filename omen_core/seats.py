@@ -99,7 +99,8 @@ def actor_of(command: Command) -> str | None:
 class Sight:
     """What one seat may see of a fight now: whose combatants it owns, which it may not see at all (hidden by the
     GM, or Unseen, and not its own), how others' HP shows, the sides of the combatants it sees, and the strings to
-    scrub from any text it is sent."""
+    scrub from any text it is sent; ``dealers``: who dealt each damage an ability answering a decision dealt, by its
+    action and source (the ability's name): its terms are the dealer's sheet's (C37)."""
 
     kind: SeatKind
     own: frozenset[str] = frozenset()
@@ -111,6 +112,7 @@ class Sight:
     secrets: tuple[str, ...] = ()
     sides: frozenset[str] = frozenset()
     public_effects: frozenset[str] = frozenset()
+    dealers: Mapping[tuple[int, str], frozenset[str]] = field(default_factory=dict)
 
     @property
     def gm(self) -> bool:
@@ -135,7 +137,8 @@ def hidden_from_players(state: FightState, hidden_by_gm: Iterable[str]) -> froze
 def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm: Iterable[str], hp: HpDisplay,
              participants: Mapping[int, tuple[str, ...]],
              sheets: Mapping[str, CombatantSheet] | None = None, public_effects: Iterable[str] = (),
-             roll_groups: Mapping[int, tuple[str, ...]] | None = None) -> Sight:
+             roll_groups: Mapping[int, tuple[str, ...]] | None = None,
+             dealers: Mapping[tuple[int, str], frozenset[str]] | None = None) -> Sight:
     """The sight of one seat on ``state``: the GM's hidden combatants and the Unseen are hidden to everyone but
     their owners; the secrets to scrub from the engine's words are every hidden name and id and every gear and
     ability id and name of a sheet the seat does not own (the GM's notes never reach the engine, so no refusal can
@@ -164,7 +167,7 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
     sides = frozenset(sheet.side for who, sheet in every.items() if who not in hidden)
     return Sight(kind=kind, own=mine, hidden=hidden, hp=hp, max_hp=max_hp, participants=participants,
                  roll_groups=dict(roll_groups or {}), secrets=ordered, sides=sides,
-                 public_effects=frozenset(public_effects))
+                 public_effects=frozenset(public_effects), dealers=dict(dealers or {}))
 
 
 def _abilities(sheet: CombatantSheet, public: frozenset[str]) -> list[str]:

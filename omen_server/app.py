@@ -73,6 +73,7 @@ from .views import (
     NAMING_FIELDS,
     PLAYER_COMMANDS,
     CombatantView,
+    Dealers,
     HpDisplay,
     SeenEvent,
     Sight,
@@ -691,6 +692,7 @@ class Fights:
         self._indexed: dict[str, int] = {}
         self._sheets: dict[str, dict[str, CombatantSheet]] = {}  # every sheet that joined, undone or not
         self._roll_groups: dict[str, dict[int, tuple[str, ...]]] = {}  # a roll-off die's tie group, by counter
+        self._dealers: dict[str, Dealers] = {}  # who dealt each damage an ability answering a decision dealt
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
         self._seats: dict[str, tuple[Seat, float]] = {}  # by token hash: the seat, and when it was read
@@ -908,6 +910,7 @@ class Fights:
                 self._roll_groups.setdefault(fight_id, {}).update(roll_groups_of(rec))
                 if isinstance(rec.event, CombatantJoined):
                     self._sheets.setdefault(fight_id, {})[rec.event.sheet.id] = rec.event.sheet
+                self._dealers.setdefault(fight_id, Dealers(self._sheets.setdefault(fight_id, {}))).see(rec)
             self._indexed[fight_id] = version
         return index
 
@@ -921,7 +924,8 @@ class Fights:
             participants = self.participants(fight_id)
             return sight_of(seat.kind, seat.combatants, fight.state, settings.hidden, settings.hp_display,
                             participants, self._sheets.get(fight_id, {}), settings.public_effects,
-                            self._roll_groups.get(fight_id, {}))
+                            self._roll_groups.get(fight_id, {}),
+                            self._dealers[fight_id].found if fight_id in self._dealers else None)
 
 
 def fights_page(store: EventStore, after: str = "", limit: int = FIGHTS_PAGE) -> FightsPage:

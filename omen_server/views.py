@@ -43,21 +43,26 @@ every die of an initiative roll-off whose tie a hidden combatant is in (:class:`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
 
+from omen_core.abilities import PASS
+from omen_core.content import SHIPPED_ABILITIES, CombatantSheet
 from omen_core.events import (
     DEFERRED_SOURCE,
     AbilityUsed,
     AttackDeclared,
+    DamageResolved,
+    DecisionAnswered,
     InitiativeRollOff,
     MomentReached,
     MovementDeclared,
     SaveCalled,
     SaveResolved,
     StoredEvent,
+    WillConversionOffered,
 )
 from omen_core.seats import (
     HP_BANDS,
@@ -80,7 +85,7 @@ from omen_core.seats import (
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
            "TOLD_REASONS", "TOLD_WHOLE", "seen_event", "named_by", "seat_options", "combatant_views", "hp_band",
            "actor_of", "scrub", "typed_in", "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of",
-           "UNNAMED_EFFECT", "player_may_act", "staged_command"]
+           "Dealers", "UNNAMED_EFFECT", "player_may_act", "staged_command"]
 
 # The seat's sight, options and combatants (everything but the events) are omen_core.seats': the simulator's
 # policies see through the same functions. They are named here too, as the server has always imported them.
@@ -388,6 +393,9 @@ def _damage_part(name: str) -> Custom:
                     and source.removesuffix(DEFERRED_SOURCE) not in sight.public_effects:
                 return UNNAMED_ABILITY + DEFERRED_SOURCE
             return payload.get(name) if name == "source" or owner else _WITHHELD
+        dealers = sight.dealers.get((payload.get("action", -1), str(payload.get("source", ""))))
+        if dealers is not None:  # an ability answering a decision dealt it: its owner's (an ally's answer, or one at
+            return payload.get(name) if any(sight.owns(d) for d in dealers) else _WITHHELD  # move.left: a tester)
         attacker, target = _attacker_and_target(payload, sight)
         # the damage's dealer: the action's attacker (or caller), unless it lands on them: then the other party's
         # (Riposte's damage back, C38: its name and die are the defender's sheet)
@@ -632,6 +640,36 @@ def roll_groups_of(rec: StoredEvent) -> dict[int, tuple[str, ...]]:
         pair = (event.saver.roller, event.opposing.roller)
         return {event.saver.counter: pair, event.opposing.counter: pair}
     return {}
+
+
+def _ability_names(sheet: CombatantSheet) -> frozenset[str]:
+    """The names of every ability a sheet has: written out, shipped and listed by id, or its shorthand's (C37)."""
+    listed = (SHIPPED_ABILITIES.abilities.get(a) if isinstance(a, str) else a for a in sheet.abilities)
+    return frozenset(a.name for a in (*listed, *sheet.shorthand_abilities()) if a is not None)
+
+
+class Dealers:
+    """Who dealt each damage an ability answering a decision dealt (C38), read event by event: the combatants that
+    answered a decision of each action otherwise than by passing, and of those, for each damage (or Will conversion
+    offered) of that action whose source is an ability's name, the ones whose sheets have that ability. ``sheets``:
+    every sheet that joined, by id (kept up to date by the caller)."""
+
+    def __init__(self, sheets: Mapping[str, CombatantSheet]) -> None:
+        self.sheets = sheets
+        self.answered: dict[int, list[str]] = {}
+        self.found: dict[tuple[int, str], frozenset[str]] = {}
+
+    def see(self, rec: StoredEvent) -> None:
+        """Read one more event."""
+        event = rec.event
+        if isinstance(event, DecisionAnswered) and event.choice != PASS:
+            self.answered.setdefault(event.action, []).append(event.who)
+        elif isinstance(event, (DamageResolved, WillConversionOffered)) and event.action in self.answered:
+            key = (event.action, event.source)
+            who = frozenset(w for w in self.answered[event.action]
+                            if w in self.sheets and event.source in _ability_names(self.sheets[w]))
+            if who and key not in self.found:
+                self.found[key] = who
 
 
 def participants_of(rec: StoredEvent) -> tuple[int, tuple[str, ...]] | None:

@@ -472,7 +472,8 @@ def test_a_combatant_raised_from_dying_is_said_once_to_be_no_longer_dying() -> N
     """C36: Ana, Dying at 0 HP, is healed 2 by Bram's Guardian's Vow: the narration says "Ana is no longer Dying:
     raised above 0 HP by Guardian's Vow (C36)", not "... by Guardian's Vow: no longer Dying (C36)" as the event's
     reason has it (said twice: found by a tester)."""
-    from tests.test_abilities import having, new_fight
+    from tests.fights import new_fight
+    from tests.test_abilities import having
 
     fight = new_fight(msgspec.structs.replace(sheet("ana"), hp=4), having(sheet("bram"), "guardians_vow"),
                       sheet("orc", side="raiders"), faces=[5, 1, 2])

@@ -439,3 +439,52 @@ def test_a_window_or_engagement_of_hidden_combatants_alone_is_withheld_whole() -
              EngagementChanged(who="kael", others=("vesh",), engaged=True))):
         assert shown(alone)[:2] == (None, None)
         assert shown(both)[:2] == shown(seen)[:2] and shown(seen)[0] is not None
+
+
+@pytest.mark.parametrize("ally", [False, True])
+def test_an_answers_damage_shows_its_terms_to_the_answerers_seat_alone(ally: bool) -> None:
+    """C37, C38: the damage an ability answering a decision deals is its owner's sheet's: its source and terms go to
+    the seat that plays the answerer, not the other party's. Leave Sting (move.left: 2 piercing to the mover) answers
+    the orc leaving Ana's reach (the move names the mover alone: Alice, who plays Ana, was not shown her own
+    ability's terms: a tester); and, ``ally``, Ana's Sting Back (ally_of_target at attack.damaged: 2 piercing to the
+    attacker) answers the orc's hit on Bram (the terms went to Bram's seat, as if Bram dealt it)."""
+    from tests.server.test_app import Table
+    from tests.sheets import sheet as plain
+
+    sting = {"id": "sting", "name": "Sting", "use": "trigger",
+             "trigger": ({"moment": "attack.damaged", "owner": "ally_of_target"} if ally
+                         else {"moment": "move.left", "owner": "left_behind"}),
+             "effects": [{"kind": "damage", "flat": 2, "damage_type": "piercing", "to": "target"}]}
+    table = Table()
+    with table.client:
+        table.create(dice="manual", names=(), combatants=[
+            {**msgspec.to_builtins(plain("ana")), "abilities": [sting]}, msgspec.to_builtins(plain("bram")),
+            msgspec.to_builtins(plain("orc", side="raiders"))])
+        tokens = {who: table.client.post("/fights/duel/seats", headers=table.auth(), json={
+            "kind": "player", "name": who, "combatants": [who]}).json()["token"] for who in ("ana", "bram")}
+        steps: list[tuple[dict[str, Any], str | None]] = [
+            ({"command": "roll_initiative", "dice": [1, 2, 6]}, None),  # the orc first
+            ({"command": "engage", "who": "orc", "others": ["ana", "bram"]}, None)]
+        if ally:
+            steps += [({"command": "engage", "who": "ana", "others": ["bram"]}, None),
+                      ({"command": "declare_attack", "attacker": "orc", "target": "bram", "unarmed": True,
+                        "dice": [6, 1, 1]}, None),
+                      ({"command": "answer_active_defense", "defender": "bram", "defense": None}, tokens["bram"]),
+                      ({"command": "answer_decision", "decision": "sting", "who": "ana", "choice": "use"},
+                       tokens["ana"])]
+        else:
+            steps += [({"command": "move", "who": "orc", "leaves": ["ana"]}, None),  # no AoO before Ana's first
+                      ({"command": "answer_decision", "decision": "sting", "who": "ana", "choice": "use"},  # turn
+                       tokens["ana"])]
+        for body, token in steps:
+            answer = table.command(body, token=token)
+            assert answer.status_code == 201, (body, answer.text)
+
+        def sting_damage(token: str) -> dict[str, Any]:
+            events = table.client.get("/fights/duel/events?limit=500", headers=table.auth(token)).json()["events"]
+            return next(e for e in events if e["type"] == "damage_resolved" and e["event"]["target"] == "orc")
+
+        mine, theirs = sting_damage(tokens["ana"]), sting_damage(tokens["bram"])
+        assert mine["event"]["source"] == "Sting" and mine["event"]["terms"]["raw"] == 2, mine
+        assert "terms" in theirs["withheld"] and "source" in theirs["withheld"], theirs
+        assert "terms" not in theirs["event"] and "Sting" not in str(theirs), theirs
