@@ -90,10 +90,11 @@ def _terms_of(total: dict[str, Any]) -> str:
     if kind is None:
         return ""
     try:
-        part = msgspec.convert({k: v for k, v in total.items() if k != "type"}, kind)
+        part = msgspec.convert({k: v for k, v in total.items() if k not in ("type", "_conditions")}, kind)
     except msgspec.ValidationError:
         return ""
-    terms = [t for t in part.terms() if t.value or t.kind == "no_res_die"]
+    shift = total.get("_conditions", 0)
+    terms = [t for t in part.terms(shift if isinstance(shift, int) else 0) if t.value or t.kind == "no_res_die"]
     if not terms:
         return ""
     words = [(_DIE_KINDS[t.kind].format(attribute=total.get("attribute", ""), label=t.label)
@@ -430,6 +431,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     standing: set[int] = set()  # the batches of a stand_up: their Movement Action is standing up (C20, C28)
     gm_ends: set[int] = set()  # the batches of the GM's end_fight: any other end is the engine's (C33), its note too
     titles: dict[int, str] = {}  # an action's decision point's title, where the seat sees it (an ability's name)
+    bonuses: dict[str, dict[str, int]] = {}  # the attribute bonuses of the sheets the seat sees, by owner
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -454,6 +456,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         if kind == "combatant_joined":
             abilities.update(_abilities_of(e.get("sheet")))
             owing.update(_deferred_of(e.get("sheet"), names))
+            bonuses.update(_bonuses_of(e.get("sheet")))
+        if bonuses and kind in _TOTALLED:
+            e = _with_conditions(e, sides.get(action), bonuses)
         if kind == "initiative_rolled" and isinstance(e.get("check"), dict):
             inits.setdefault(rec.batch, []).append((str(e.get("who")), e["check"]))
         elif kind == "initiative_tied":
@@ -703,6 +708,46 @@ def _heals_in(value: Any, who: str, target: str | None, branch: str | None,
     elif isinstance(value, (list, tuple)):
         for inner in value:
             _heals_in(inner, who, target, branch, found)
+
+
+def _bonuses_of(sheet: Any) -> dict[str, dict[str, int]]:
+    """The attribute bonuses of a joined sheet as the seat sees it (whole to its owner's seat and the GM; to the
+    others, none), by owner: what a total of its own is split against (:func:`_with_conditions`)."""
+    if not isinstance(sheet, dict) or not isinstance(sheet.get("attributes"), dict):
+        return {}
+    return {str(sheet.get("id")): {str(k): int(v.get("bonus", 0)) for k, v in sheet["attributes"].items()
+                                   if isinstance(v, dict) and isinstance(v.get("bonus", 0), int)}}
+
+
+#: The events that hold totals of rolls (C1, C5, C10, C15): their terms split the conditions' part of a bonus.
+_TOTALLED = frozenset({"hit_determined", "save_resolved", "static_check_resolved", "contest_resolved",
+                       "initiative_rolled", "surprise_determined"})
+
+#: The totals of an event whose roller is a party of its action, not named in the total (C5, C10): by field.
+_PARTY_TOTALS = {"attack": 0, "defense": 1}
+
+
+def _with_conditions(e: dict[str, Any], parties: tuple[str, str] | None,
+                     bonuses: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+    """``e`` with each total the seat sees the terms of, whose roller's sheet it holds, marked with what conditions
+    changed its attribute bonus by (``_conditions``: the effective bonus less the sheet's, C28; the same for every
+    attribute): its terms then say the sheet's bonus and the conditions' apart ("2 RES die + 2 RES bonus - 1
+    conditions": a player read "+ 1 RES bonus" against a sheet saying +2, Poisoned's -1 folded in: a tester)."""
+    marked: dict[str, Any] | None = None
+    for key, total in e.items():
+        if not isinstance(total, dict):
+            continue
+        roller = total.get("roller") if key not in _PARTY_TOTALS or parties is None else parties[_PARTY_TOTALS[key]]
+        sheet = bonuses.get(str(roller)) if roller is not None else None
+        effective, attribute = ((total.get("res_bonus"), "RES") if "res_bonus" in total
+                                else (total.get("attribute_bonus"), total.get("attribute")))
+        if sheet is None or not isinstance(effective, int) or str(attribute) not in sheet:
+            continue
+        shift = effective - sheet[str(attribute)]
+        if shift:
+            marked = marked if marked is not None else dict(e)
+            marked[key] = {**total, "_conditions": shift}
+    return e if marked is None else marked
 
 
 def _abilities_of(sheet: Any) -> dict[tuple[str, str], str]:

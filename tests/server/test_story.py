@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 
 from omen_core import Fight, MemoryStore, SeededDice
@@ -297,6 +299,26 @@ def test_an_end_of_turn_save_stays_under_its_command_when_the_next_turn_opens_a_
     cards = cards_for(fight, Sight(kind="gm"))
     saved = next((head, lines) for head, lines in cards if any("SAVED" in line or "save" in line for line in lines))
     assert "start of" not in saved[0] and any("no longer Poisoned" in line for line in saved[1]), cards[-3:]
-    assert ("save against Poisoned (save ends, C40): 5 (6 RES die − 1 RES bonus) against 1 (1 INT die): SAVED"
+    assert ("save against Poisoned (save ends, C40): 5 (6 RES die − 1 conditions) against 1 (1 INT die): SAVED"
             in saved[1])
     assert cards[-1][0].startswith("The start of Vesh's turn"), cards[-1]
+
+
+def test_a_bonus_lowered_by_a_condition_says_the_sheets_and_the_conditions_apart() -> None:
+    """C28: Kael (RES d6 +1) is Poisoned (every attribute bonus -1, a save ends it: RES against Vesh's INT) and
+    fails its save at his turn's end, RES 1 + 0 against INT 5 + 2: his seat's card says "1 RES die + 1 RES bonus
+    \u2212 1 conditions", the sheet's +1 and the condition's -1 apart (it read "+ 0 RES bonus" against a sheet saying +1,
+    Poisoned folded in: a tester); Vesh's terms, whose sheet Kael's seat does not hold, are not said."""
+    from omen_core import ScriptedDice
+    from omen_core.content import load_ruleset
+
+    ruleset = load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml")
+    fight = Fight.start(MemoryStore(), "poison", dice=ScriptedDice([6, 1, 1, 5]), clock=lambda: 0, ruleset=ruleset,
+                        combatants=[sheet("kael", RES=(6, 1)), sheet("vesh", side="raiders", INT=(8, 2))])
+    fight.roll_initiative()
+    fight.apply_condition("kael", "Poisoned", by="vesh")
+    fight.end_turn("kael")
+    kael = Sight(kind="player", own=frozenset({"kael"}), sides=frozenset({"heroes", "raiders"}))
+    lines = [line for _h, said in cards_for(fight, kael) for line in said if line.startswith("save")]
+    assert lines == ["save against Poisoned (save ends, C40): 1 (1 RES die + 1 RES bonus \u2212 1 conditions) against 7: "
+                     "FAILED"], lines

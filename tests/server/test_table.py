@@ -908,19 +908,36 @@ def test_a_verdicts_colour_is_the_viewers(table: Any) -> None:
 
 
 def test_an_attack_an_interrupt_window_comes_before_says_its_dice_come_later(table: Any) -> None:
-    """C24, C29: Brin beside Skarn, who has had his turn, attacks him: the window comes first, so the attack rolls
-    no die when declared; Bob's form says so and when the dice come (a player typing physical dice in a seeded fight
-    found no dice fields and no word of why; found by a tester)."""
+    """C24, C29: Brin beside Skarn attacks him: before Skarn's first turn no Interrupt can come (C20), after it the
+    window comes first and the attack rolls no die when declared. Bob's form says the same in both, that a window
+    may come first and when the dice come (a player typing physical dice found no dice fields and no word of why: a
+    tester; that the form listed the hit dice in one and none in the other told Bob whether Skarn could Interrupt,
+    which turns on Skarn's Bonus Actions: another tester); the GM's says which it is."""
     table.create(names=("kael", "brin", "vesh", "skarn"), dice="manual")
     bob = table.client.post("/fights/duel/seats", headers=table.auth(),
                             json={"kind": "player", "name": "Bob", "combatants": ["brin"]}).json()["token"]
-    for command in ({"command": "roll_initiative", "dice": [1, 3, 1, 6]},  # Skarn 6, Brin 5, Vesh 3, Kael 2
-                    {"command": "engage", "who": "brin", "others": ["skarn"]},
-                    {"command": "end_turn", "who": "skarn"}):
+    uniform = ("Rolls: its dice when they are rolled: a window may come first (an Interrupt, C24, or an ability's "
+               "decision, C38); in a seeded fight they are rolled from the seed, else each seat is asked for its own")
+
+    def rolls(token: str) -> list[str]:
+        text = html.unescape(fragment(table, token))
+        form = text[text.index('data-command="declare_attack"'):]
+        return re.findall(r'<p class="rolls-needed[^"]*">([^<]*)</p>', form[:form.index("</form>")])
+
+    for command in ({"command": "roll_initiative", "dice": [1, 6, 1, 3]},  # Brin first
+                    {"command": "engage", "who": "brin", "others": ["skarn"]}):
         assert table.command(command).status_code == 201
-    said = html.unescape(fragment(table, bob))
+    before = rolls(bob)
+    assert before and set(before) == {uniform}, before
+    assert not any("nothing yet" in said for said in rolls(table.gm))
+    while True:  # round 2, Brin's turn again: Skarn has had his, and may Interrupt
+        now = table.client.get("/fights/duel/options", headers=table.auth()).json()["options"]
+        if now["round"] == 2 and now["turn"] == "brin":
+            break
+        assert table.command({"command": "end_turn", "who": now["turn"]}).status_code == 201
+    assert rolls(bob) == before
     assert ("Rolls: nothing yet: a window comes first (an Interrupt, C24, or an ability's decision, C38), and the "
-            "attack's dice are rolled by the command that closes it") in said
+            "attack's dice are rolled by the command that closes it") in " ".join(rolls(table.gm))
 
 
 def _seat(table: Table, name: str, *plays: str) -> str:
@@ -1055,16 +1072,21 @@ def test_a_pass_staged_for_the_dice_of_the_action_it_lets_go_on_says_what_they_a
 
 def test_a_player_is_asked_for_its_own_dice_before_another_seats_only(table: Any) -> None:
     """C24, C29: Kael's Interrupt against Skarn's attack rolls Kael's hit, then Skarn's base defense (the GM's), and
-    then perhaps Kael's base defense (if Skarn's attack goes on): Alice's row, typing the faces, asks for Kael's hit
-    alone; her base defense comes after the GM's die, so the staged command asks her for it then (the row asked for
-    it "if rolled" up front, and a face typed there went to the GM's die and was refused: found by a tester)."""
-    alice = skarn_attacks_kael(table)
+    then perhaps Kael's base defense (if Skarn's attack goes on): Alice's row asks for none of them up front
+    (whether a strike rolls at once turns on what her seat is not shown: omen_core.seats.DICE_UNSAID; the row once
+    asked for her base defense "if rolled" too, and a face typed there went to the GM's die: a tester); sent
+    without faces, the staged command asks her for Kael's hit alone, then the GM for Skarn's die."""
+    alice = skarn_attacks_kael(table, dice="manual")
     text = fragment(table, alice)
     row = text[text.index('data-command="react"'):text.index("</form>", text.index('data-command="react"'))]
-    dice = re.findall(r'aria-label="([^"]*)" data-roller="kael" data-sides="\d+"( data-maybe="1")?>'
-                      r'<small>[^<]*</small>(<small class="maybe">if rolled</small>)?', html.unescape(row))
-    assert dice == [("Kael Arden's hit: the face of the d8 (primary)", "", ""),
-                    ("Kael Arden's hit: the face of the d6 (fcs)", "", "")]
+    assert 'class="face"' not in row
+    staged = table.command({"command": "react", "who": "kael", "weapon": "longsword", "dice": []}, token=alice,
+                           stage=True)
+    assert staged.status_code == 202 and staged.json()["yours"] is True, staged.text
+    assert [(r["roller"], r["purpose"]) for r in staged.json()["rolls"]] == [("kael", "hit")]
+    given = table.client.post("/fights/duel/staged", headers=table.auth(alice), json={"id": staged.json()["id"],
+                                                                                      "dice": [3, 4]})
+    assert given.status_code == 202 and given.json()["awaiting"] == "the GM", given.text
 
 
 class TestTargetsAndForms:
@@ -1183,15 +1205,18 @@ class TestPhysicalDice:
     def test_an_attack_a_window_comes_before_says_so_when_the_faces_are_typed(self, table: Any) -> None:
         """C24: Brin's attack on Skarn opens an Interrupt window first and rolls no die now: its line is marked as
         rolling none (the page shows it when the faces are typed, where the other "Rolls:" lines hide behind the
-        fields; found by a tester: typing the faces, nothing was said)."""
+        fields; found by a tester: typing the faces, nothing was said), to the GM and, as for every attack of a
+        player's in the rounds, to Bob."""
         table.create(names=("kael", "brin", "vesh", "skarn"), dice="manual")
         bob = _seat(table, "Bob", "brin")
         for command in ({"command": "roll_initiative", "dice": [1, 3, 1, 6]},
                         {"command": "engage", "who": "brin", "others": ["skarn"]},
                         {"command": "end_turn", "who": "skarn"}):
             assert table.command(command).status_code == 201
-        text = html.unescape(fragment(table, bob))
-        assert '<p class="rolls-needed no-dice">Rolls: nothing yet: a window comes first' in text
+        assert '<p class="rolls-needed no-dice">Rolls: nothing yet: a window comes first' in html.unescape(
+            fragment(table, table.gm))
+        assert '<p class="rolls-needed no-dice">Rolls: its dice when they are rolled' in html.unescape(
+            fragment(table, bob))
         css = table.client.get("/static/table.css").text
         assert "body[data-dice=typed] .rolls-needed{display:none}" in css
         assert "body[data-dice=typed] .rolls-needed.no-dice{display:block}" in css
@@ -1212,8 +1237,7 @@ class TestPhysicalDice:
         rows = {key: re.findall(r'data-roller="(\w+)"', text[text.index(f'id="{key}"'):text.index(
             "</form>", text.index(f'id="{key}"'))]) for key in re.findall(r'<form class="command answer" id="([^"]+)"',
                                                                             text)}
-        assert rows == {"o-react-kael-a0": ["kael", "kael"], "o-react-kael-a1": ["kael", "kael"],
-                        "o-pass_reaction-kael-a0": []}
+        assert rows == {"o-react-kael-a0": [], "o-react-kael-a1": [], "o-pass_reaction-kael-a0": []}
         typed = table.command({"command": "pass_reaction", "who": "kael", "dice": [2]}, token=alice, stage=True)
         assert typed.status_code == 422 and typed.json()["type"].endswith("/surplus-faces"), typed.text
         blank = table.command({"command": "pass_reaction", "who": "kael", "dice": []}, token=alice, stage=True)
