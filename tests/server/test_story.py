@@ -307,8 +307,8 @@ def test_an_end_of_turn_save_stays_under_its_command_when_the_next_turn_opens_a_
 def test_a_bonus_lowered_by_a_condition_says_the_sheets_and_the_conditions_apart() -> None:
     """C28: Kael (RES d6 +1) is Poisoned (every attribute bonus -1, a save ends it: RES against Vesh's INT) and
     fails its save at his turn's end, RES 1 + 0 against INT 5 + 2: his seat's card says "1 RES die + 1 RES bonus
-    \u2212 1 conditions", the sheet's +1 and the condition's -1 apart (it read "+ 0 RES bonus" against a sheet saying +1,
-    Poisoned folded in: a tester); Vesh's terms, whose sheet Kael's seat does not hold, are not said."""
+    - 1 conditions", the sheet's +1 and the condition's -1 apart (it read "+ 0 RES bonus" against a sheet saying
+    +1, Poisoned folded in: a tester); Vesh's terms, whose sheet Kael's seat does not hold, are not said."""
     from omen_core import ScriptedDice
     from omen_core.content import load_ruleset
 
@@ -320,5 +320,5 @@ def test_a_bonus_lowered_by_a_condition_says_the_sheets_and_the_conditions_apart
     fight.end_turn("kael")
     kael = Sight(kind="player", own=frozenset({"kael"}), sides=frozenset({"heroes", "raiders"}))
     lines = [line for _h, said in cards_for(fight, kael) for line in said if line.startswith("save")]
-    assert lines == ["save against Poisoned (save ends, C40): 1 (1 RES die + 1 RES bonus \u2212 1 conditions) against 7: "
-                     "FAILED"], lines
+    assert lines == ["save against Poisoned (save ends, C40): 1 (1 RES die + 1 RES bonus \u2212 1 conditions) "
+                     "against 7: FAILED"], lines
