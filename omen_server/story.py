@@ -551,8 +551,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.lines += told
         elif text and text != card.headline:
             card.lines.append(text)
-            if kind in _OUTCOME:
-                card.outcome.append(text)
+            if kind in _OUTCOME or (kind == "decision_answered" and e.get("choice") == "use"):
+                card.outcome.append(text)  # an answer used is of the outcome: the damage after it is its (a tester)
             if kind == "hit_determined" and e.get("hit") and e.get("crit"):
                 card.lines.append(_crit_said(e))
                 card.outcome.append(card.lines[-1])

@@ -322,3 +322,28 @@ def test_a_bonus_lowered_by_a_condition_says_the_sheets_and_the_conditions_apart
     lines = [line for _h, said in cards_for(fight, kael) for line in said if line.startswith("save")]
     assert lines == ["save against Poisoned (save ends, C40): 1 (1 RES die + 1 RES bonus \u2212 1 conditions) "
                      "against 7: FAILED"], lines
+
+
+def test_a_cancelled_actions_card_says_the_answer_used_during_the_interrupt() -> None:
+    """C24, C38: Kael's Interrupt hits Vesh (6 + 6 against 1), Vesh's Thorns answers the damage (2 piercing back),
+    and Vesh's attack is cancelled: its card tells the Interrupt's outcome with "Vesh uses Thorns" before the 2
+    piercing (the damage stood there with no word of whose answer it was: a tester)."""
+    from omen_core import ManualDice
+    from omen_core.content import Ability, decode_content
+
+    thorns = decode_content('id = "thorns"\nname = "Thorns"\nuse = "trigger"\n'
+                            'trigger = { moment = "attack.damaged", owner = "target" }\n'
+                            'effects = [{ kind = "damage", flat = 2, damage_type = "piercing", to = "target" }]\n',
+                            Ability, fmt="toml")
+    fight = Fight.start(MemoryStore(), "thorns", dice=ManualDice(), clock=lambda: 0, combatants=[
+        sheet("kael", AGI=(20, 0)), msgspec.structs.replace(sheet("vesh", side="raiders"), abilities=(thorns,))])
+    fight.roll_initiative(dice=[20, 1])
+    fight.engage("kael", "vesh")
+    fight.end_turn("kael")
+    fight.attack("vesh", "kael", unarmed=True)
+    fight.react("kael", unarmed=True, dice=[6, 6, 1])
+    fight.defend("vesh", None)
+    fight.answer_decision("thorns", "vesh", "use")
+    (lines,) = [said for headline, said in cards_for(fight, Sight(kind="gm")) if headline == "Vesh attacks Kael"]
+    assert lines[lines.index("Vesh uses Thorns") + 1] == "2 piercing damage to Kael's HP (2 flat)", lines
+    assert lines[-1] == "the action is cancelled: Kael's Interrupt hit (C24); its Action is still spent"
