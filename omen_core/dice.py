@@ -122,8 +122,8 @@ def describe_dice(requests: Sequence[RollRequest]) -> str:
 
 
 def _purpose(request: RollRequest) -> str:
-    """A roll's purpose with what it is about: ``damage`` of ``Burning``: ``Burning damage``."""
-    return f"{request.about} {request.purpose}" if request.about else request.purpose
+    """What a roll is for, in words: what it is about where it says, else its purpose (``Burning damage``)."""
+    return request.about or request.purpose
 
 
 def describe_rolls(rolls: Iterable[tuple[str, str, Iterable[tuple[str, int]]]]) -> str:
@@ -193,8 +193,9 @@ def _faces(n: int) -> str:
 
 class RollRequest(msgspec.Struct, frozen=True, gc=False):
     """What a roll needs: whose, why, and the pool as ``(tag, sides)`` pairs in C29 order (a struct: one is made
-    at every roll); ``about``, where the purpose alone does not say what the roll is for, the condition whose
-    damage ticks or whose save-ends save it is (C40; public, as condition names are)."""
+    at every roll); ``about``, where the purpose alone does not say what the roll is for, what it is for in words:
+    a condition's damage as it ticks, a save-ends save or the die opposing it (C40: ``Burning damage``, ``RES save
+    against Poisoned``, ``INT opposing the save against Poisoned``; public, as condition names are)."""
 
     fight_id: str
     counter: int

@@ -67,8 +67,8 @@ class DieSpec(msgspec.Struct, frozen=True):
 
 class DiceRoll(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One roll a command makes, in C29 order: who rolls, what for, and the dice; ``about``, where the purpose
-    alone does not say what the roll is for, the condition whose damage ticks or whose save-ends save it is (C40;
-    left out otherwise)."""
+    alone does not say what the roll is for, what it is for in words (C40: ``Burning damage``, ``RES save against
+    Poisoned``, ``INT opposing the save against Poisoned``; left out otherwise)."""
 
     roller: str
     purpose: str

@@ -329,8 +329,8 @@ class EventsPage(msgspec.Struct, frozen=True, kw_only=True):
 
 class NeededDie(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One die a command still needs the face of: whose roll (``roller``), what for (``purpose``, as the options
-    name it: ``base_defense``; ``about``, as they say it, the condition whose damage or save it is, C40), its pool
-    and its sides."""
+    name it: ``base_defense``; ``about``, as they say it, what it is for in words where the purpose does not say:
+    ``Burning damage``, ``INT opposing the save against Poisoned``, C40), its pool and its sides."""
 
     roller: str
     purpose: str

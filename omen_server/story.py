@@ -542,6 +542,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card = by_batch.get(rec.batch) or _loose(cards, by_batch, rec)
         card.seqs.append(rec.seq)
         card.batches.add(rec.batch)
+        if action is None and kind in ("damage_resolved", "save_resolved"):
+            _condition_rolls(card.lines, kind, e, names)
         if kind == "attack_declared" and action in reactions:
             card.answered = by_action.get(reactions[action][0])
         owed = owing.get((str(e.get("who")), str(e.get("ability") if kind == "ability_used" else e.get("decision"))))
@@ -708,6 +710,27 @@ def _heals_in(value: Any, who: str, target: str | None, branch: str | None,
     elif isinstance(value, (list, tuple)):
         for inner in value:
             _heals_in(inner, who, target, branch, found)
+
+
+def _condition_rolls(lines: list[str], kind: str, e: dict[str, Any], names: Names) -> None:
+    """The dice lines before a condition's damage as it ticks, or its save-ends save (outside any action, C40), said
+    as that condition's: "Kael Arden's Burning damage: 3 (d4)" (it read "Kael Arden's damage", as if Kael dealt it:
+    a tester), "Kael Arden's save against Poisoned: 6 (d6)", "Vesh's die against Kael Arden's save (Poisoned): 1
+    (d8)" (it read "Vesh's save", as if Vesh saved)."""
+    def named(who: Any, purpose: str, said: str) -> None:
+        start = f"{_n(names, who)}'s {purpose}: "
+        for i in range(len(lines) - 1, -1, -1):
+            if lines[i].startswith(start):
+                lines[i] = f"{_n(names, who)}'s {said}: {lines[i][len(start):]}"
+                return
+
+    if kind == "damage_resolved" and e.get("source"):
+        named(e.get("target"), "damage", f"{e['source']} damage")
+    elif kind == "save_resolved" and isinstance(e.get("saver"), dict) and isinstance(e.get("opposing"), dict):
+        condition = str(e.get("effect", ""))
+        saver = e["saver"].get("roller")
+        named(e["opposing"].get("roller"), "save", f"die against {_n(names, saver)}'s save ({condition})")
+        named(saver, "save", f"save against {condition}")
 
 
 def _bonuses_of(sheet: Any) -> dict[str, dict[str, int]]:

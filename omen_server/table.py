@@ -151,7 +151,7 @@ ENV = _env()
 @dataclass(frozen=True)
 class Face:
     """One die the page asks for when the faces are typed in: whose (the roller's id, and ``name`` as the table
-    calls it), what for (``about``: the condition whose damage or save it is, C40), its pool and size."""
+    calls it), what for (``about``: in words, where the purpose does not say, C40), its pool and size."""
 
     roller: str
     purpose: str
@@ -163,14 +163,14 @@ class Face:
 
     @property
     def words(self) -> str:
-        """What the die is for, as the page says it: ``hit``, ``Burning damage``, ``Poisoned save``."""
+        """What the die is for, as the page says it: ``hit``, ``Burning damage``, ``RES save against Poisoned``."""
         return _purpose_words(self.purpose, self.about)
 
 
 def _purpose_words(purpose: str, about: str | None) -> str:
-    """A roll's purpose in words, with the condition it is about (C40): ``base defense``, ``Burning damage``."""
-    words = purpose.replace("_", " ")
-    return f"{about} {words}" if about else words
+    """What a roll is for, in words: what it is about where it says (C40: ``Burning damage``), else its purpose
+    (``base defense``)."""
+    return about or purpose.replace("_", " ")
 
 
 @dataclass(frozen=True)

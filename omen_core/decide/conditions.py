@@ -93,7 +93,7 @@ def _damage(draft: Draft, who: str, name: str, damage: ConditionDamage) -> None:
                                        f"({damage.dice.count} {damage.dice.die} for each of {times:,} stacks): more "
                                        f"than the {MAX_FACES:,} one roll may hold (docs/rulings.md, \"Limits on "
                                        "dice\"); clear stacks of it first")
-        rolled = draft.roll("damage", who, [("damage", damage.dice.sides)] * count, about=name)
+        rolled = draft.roll("damage", who, [("damage", damage.dice.sides)] * count, about=f"{name} damage")
         faces = [d.face for d in rolled.dice]
     flat = damage.flat * times
     terms = DamageTerms(dice=sum(faces), modifiers=(Modifier(source="flat", value=flat),) if flat else (),
@@ -110,8 +110,10 @@ def _save(draft: Draft, who: str, name: str, save: SaveEnds, ticking: Ticking) -
     by = draft.combatant(who).appliers.get(name)
     if by is None or by == who or by not in draft.state.combatants:
         return False
-    saving = roll_side(draft, CheckSpec(who=who, attribute=save.save), "save", "save", about=name)
-    opposing = roll_side(draft, CheckSpec(who=by, attribute=save.against), "save", "save", about=name)
+    saving = roll_side(draft, CheckSpec(who=who, attribute=save.save), "save", "save",
+                       about=f"{save.save} save against {name}")
+    opposing = roll_side(draft, CheckSpec(who=by, attribute=save.against), "save", "save",
+                         about=f"{save.against} opposing the save against {name}")
     success = save_succeeds(saving.total, opposing.total)
     draft.emit(SaveResolved(action=None, effect=name, saver=saving, opposing=opposing, success=success))
     if success:

@@ -481,6 +481,9 @@
           outcome = "staged";
           const staged = await answer.json();
           say(`Waiting for ${staged.awaiting}'s dice.`, false);
+          // the faces sent are spent: the roll box asking for the next die has the same field ids, and a face kept
+          // there was sent for a die never rolled (a tester's Dodge die 8 stood in his hit die's box)
+          if (form.tagName === "FORM") form.reset();
         } else if (answer.ok) {
           outcome = form.classList.contains("answer") ? "answered" : "done";
           say("", false);
@@ -511,14 +514,15 @@
     }
 
     // A die left blank in a form whose faces are typed: said at once, naming the die (C29: faces are positional).
-    // With the server's dice every die must be typed (or the mode switched back); in a fight with physical dice a
-    // blank ends the faces this seat gives (the rest are another seat's), so only a face typed after a blank is wrong.
+    // With the server's dice every die that is certain to roll must be typed (or the mode switched back); in a fight
+    // with physical dice a blank ends the faces this seat gives (the rest are another seat's). Either way a face
+    // typed after a blank, an "if rolled" one too, is wrong (it was dropped unsaid: a tester).
     function blankDie(form) {
       if (!typed()) return "";
       const choice = $(".choice", form);
       const box = $(`.choice-dice[data-choice="${choice.value}"]`, form);
       if (!box) return "";
-      const faces = $$("input.face", box).filter((input) => !input.dataset.maybe);
+      const faces = $$("input.face", box);
       const said = (input) => input.getAttribute("aria-label") || (input.closest("label") || input).textContent.trim().replace(/\s+/g, " ");
       for (const [i, input] of faces.entries()) {
         const sides = Number(input.dataset.sides);
@@ -527,11 +531,13 @@
           input.focus();
           return `Die ${i + 1} (${said(input)}) must be a whole number from 1 to ${sides}.`;
         }
-        if (value === "" && (!manual() || faces.slice(i + 1).some((later) => later.value.trim() !== ""))) {
+        if (value === "" && faces.slice(i + 1).some((later) => later.value.trim() !== "")) {
           input.focus();
-          return manual()
-            ? `Die ${i + 1} (${said(input)}) is blank, but a later die is typed: faces go in order (C29).`
-            : `Die ${i + 1} (${said(input)}) is blank: type the face you rolled, or choose "the server rolls".`;
+          return `Die ${i + 1} (${said(input)}) is blank, but a later die is typed: faces go in order (C29).`;
+        }
+        if (value === "" && !manual() && !input.dataset.maybe) {
+          input.focus();
+          return `Die ${i + 1} (${said(input)}) is blank: type the face you rolled, or choose "the server rolls".`;
         }
       }
       return "";

@@ -216,21 +216,22 @@ class TestTickingDamage:
         fight.apply_condition("vesh", "Burning")
         (offer,) = [o for o in fight.options().offers if o.command == "end_turn"]
         (choice,) = offer.choices
-        assert [(r.roller, r.purpose, r.about) for r in choice.dice] == [("vesh", "damage", "Burning")]
-        assert msgspec.to_builtins(choice.dice[0])["about"] == "Burning"
+        assert [(r.roller, r.purpose, r.about) for r in choice.dice] == [("vesh", "damage", "Burning damage")]
+        assert msgspec.to_builtins(choice.dice[0])["about"] == "Burning damage"
         with pytest.raises(FacesNeeded, match="vesh's Burning damage: damage d4"):
             decide(fight.state, EndTurn(who="kael"), ManualDice())
         fight.end_turn("kael")
 
     def test_a_save_ends_saves_dice_say_which_condition_they_are_for(self, play: Play) -> None:
-        """C40, C29: Poisoned's save ends as vesh's turn ends: the offer lists both dice (vesh's RES, then kael's
-        INT, the applier) as the Poisoned save's; an attack's dice say nothing of the kind."""
+        """C40, C29: Poisoned's save ends as vesh's turn ends: the offer lists vesh's RES die as the save against
+        Poisoned and kael's INT die, the applier's, as opposing it (the GM's roll box read "Vesh's Poisoned save"
+        for the opposing die, as if Vesh saved: a tester)."""
         fight = play(faces=[1, 6])
         fight.apply_condition("vesh", "Poisoned", by="kael")
         fight.end_turn("kael")
         (offer,) = [o for o in fight.options().offers if o.command == "end_turn"]
         assert [(r.roller, r.purpose, r.about) for r in offer.choices[0].dice] == [
-            ("vesh", "save", "Poisoned"), ("kael", "save", "Poisoned")]
+            ("vesh", "save", "RES save against Poisoned"), ("kael", "save", "INT opposing the save against Poisoned")]
         fight.end_turn("vesh")
 
 

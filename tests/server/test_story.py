@@ -347,3 +347,25 @@ def test_a_cancelled_actions_card_says_the_answer_used_during_the_interrupt() ->
     (lines,) = [said for headline, said in cards_for(fight, Sight(kind="gm")) if headline == "Vesh attacks Kael"]
     assert lines[lines.index("Vesh uses Thorns") + 1] == "2 piercing damage to Kael's HP (2 flat)", lines
     assert lines[-1] == "the action is cancelled: Kael's Interrupt hit (C24); its Action is still spent"
+
+
+def test_a_conditions_dice_lines_say_whose_and_for_which_condition() -> None:
+    """C40: Burning ticks on Kael as his turn starts (1d4 = 3) and Poisoned's save-ends save comes as it ends (Kael's
+    RES 6 against Vesh's INT 1): the dice lines read "Kael's Burning damage: 3 (d4)" (it read "Kael's damage", as if
+    Kael dealt it), "Kael's save against Poisoned: 6 (d6)" and "Vesh's die against Kael's save (Poisoned): 1 (d8)"
+    (it read "Vesh's save", as if Vesh saved: testers)."""
+    from omen_core import ScriptedDice
+    from omen_core.content import load_ruleset
+
+    ruleset = load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml")
+    fight = Fight.start(MemoryStore(), "burn", dice=ScriptedDice([1, 6, 3, 6, 1]), clock=lambda: 0, ruleset=ruleset,
+                        combatants=[sheet("kael"), sheet("vesh", side="raiders", AGI=(20, 0), INT=(8, 0))])
+    fight.roll_initiative()  # Vesh first
+    fight.apply_condition("kael", "Burning", by="vesh")
+    fight.apply_condition("kael", "Poisoned", by="vesh")
+    fight.end_turn("vesh")
+    fight.end_turn("kael")
+    lines = [line for _h, said in cards_for(fight, Sight(kind="gm")) for line in said]
+    assert "Kael's Burning damage: 3 (d4)" in lines and "Kael's damage: 3 (d4)" not in lines, lines
+    assert "Kael's save against Poisoned: 6 (d6)" in lines, lines
+    assert "Vesh's die against Kael's save (Poisoned): 1 (d8)" in lines, lines
