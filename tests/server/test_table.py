@@ -1821,6 +1821,29 @@ def test_the_end_turn_form_asks_for_the_dice_ending_the_turn_rolls(table: Any) -
     assert [(r["source"], [d["face"] for d in r["dice"]]) for r in rolled] == [("manual", [3])]
 
 
+def test_a_turns_end_staged_for_dice_is_said_sent_in_the_turn_bar(table: Any) -> None:
+    """C40: Kael (Alice's) is Poisoned by Vesh (a save ends it as his turn ends); Alice ends his turn in a manual
+    fight without the dice: it is staged for her RES die, and her turn bar says "End Kael Arden's turn: sent." in
+    place of the form (the bar offered it again, and a second press was refused 409: a tester)."""
+    from omen_core.content import load_ruleset
+    from tests.sheets import sheet as plain
+
+    ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
+    table.create(names=(), dice="manual", ruleset=ruleset, combatants=[
+        msgspec.to_builtins(plain("kael", AGI=(20, 0))), msgspec.to_builtins(plain("vesh", side="raiders"))])
+    alice = _seat(table, "Alice", "kael")
+    assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+    assert table.command({"command": "apply_condition", "who": "kael", "condition": "Poisoned",
+                          "by": "vesh"}).status_code == 201
+    staged = table.command({"command": "end_turn", "who": "kael"}, token=alice, stage=True)
+    assert staged.status_code == 202 and staged.json()["yours"] is True, staged.text
+    text = fragment(table, alice)
+    bar = text[text.index('<section class="turn-bar"'):]
+    bar = bar[:bar.index("</section>")]
+    assert 'data-command="end_turn"' in bar and "<form" not in bar, bar
+    assert "End Kael's turn: sent.</strong> It waits for your dice: the roll box above." in bar, bar
+
+
 def test_the_round_end_abilities_answer_is_no_ones_turn(table: Any) -> None:
     """C38 "round end": Kael's Vigil answers the end of round 1; while it waits, the fight bar and the title say
     the round's end, not "someone's turn" (which reads as a hidden combatant's turn: found by a tester), to the GM
