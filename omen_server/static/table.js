@@ -311,8 +311,15 @@
           const html = await answer.text();
           if (html === shown) continue; // nothing new: leave the page (and the reader's place) alone
           shown = html;
+          const wasMine = ($(".table-panel") || { dataset: {} }).dataset.staged === "yours";
           swap(html);
           const panel = $(".table-panel");
+          // dice newly awaited from this seat: its roll box is brought into view, unless the reader is typing in a
+          // field (a GM reading the seats list far below saw only the tab's title say so: a tester)
+          const typing = document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName);
+          if (panel.dataset.staged === "yours" && !wasMine && !typing && $("#rollbox")) {
+            $("#rollbox").scrollIntoView({ block: "start" });
+          }
           if (Number(panel.dataset.head) !== head) {
             headBefore = head;
             changedAt = Date.now();
