@@ -571,7 +571,7 @@
       // in a seeded fight the roll counter rewinds with the undo: the same rolls made next show the same faces,
       // which every seat has seen (docs/rulings.md, "Undo does not hide a re-roll"; a tester's player foresaw hers)
       const panel = $(".table-panel");
-      const again = panel && panel.dataset.dice === "seeded"
+      const again = panel && panel.dataset.dice === "seeded" && !said.startsWith("nothing")
         ? " Its dice come again, face for face, for the same rolls made next (the seed's counter rewinds), and every seat has seen them."
         : "";
       const asked = said ? `This undoes ${said}.${again} Press again to confirm.` : "Nothing to undo.";

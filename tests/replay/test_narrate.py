@@ -463,7 +463,8 @@ def test_a_turn_its_owner_ended_is_not_told_as_ended_by_itself_when_an_answer_to
     fight.roll_initiative()
     fight.end_turn("kael")
     fight.execute(AnswerDecision(decision="burnout", who="kael", choice="use"))
-    assert fight.state.combatants["kael"].dying and fight.state.turn == "vesh"
+    ending = fight.state.ending  # Kael's side is down as his turn ends: no turn begins after it (C33)
+    assert fight.state.combatants["kael"].dying and ending is not None and ending.side == "heroes"
     told = [line.text for line in narrate(fight.events)]
     assert "  (Kael ends the turn)" in told and not [t for t in told if "ends by itself" in t]
 

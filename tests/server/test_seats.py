@@ -791,13 +791,13 @@ def test_a_players_own_command_and_the_gms_undo_are_shown_and_explained_as_they_
 
 
 def test_an_explanation_naming_a_combatant_the_seat_does_not_play_is_the_gms() -> None:
-    """C38, seat secrecy: at the end of round 1 the hidden Skarn's own ability (Shake It Off: clear Prone at the
-    round's end, no dice) answers the moment; Alice (Kael's) was served its explanation, naming Skarn and his
-    ability, because a moment of the round declares no combatant and rolled no die of another's: whom an
+    """C38, seat secrecy: at the end of round 1 the hidden Skarn's own ability (Shake Off: clear Prone at the
+    round's end, no dice; not the shipped Shake It Off, so under an id of its own, C37) answers the moment; Alice
+    (Kael's) was served its explanation, naming Skarn and his ability, because a moment of the round declares no combatant and rolled no die of another's: whom an
     explanation names is every combatant its action's events name, answers included; the GM's still says it."""
     from tests.sheets import sheet as plain
 
-    shake = {"id": "shake_it_off", "name": "Shake It Off", "summary": "At the round's end, stand up.",
+    shake = {"id": "shake_off", "name": "Shake Off", "summary": "At the round's end, stand up.",
              "use": "trigger", "trigger": {"moment": "round.end", "owner": "self"},
              "when": {"owner_has": ["Prone"]}, "effects": [{"kind": "clear", "to": "actor", "condition": "Prone"}]}
     skarn = {**msgspec.to_builtins(plain("skarn", side="raiders")), "abilities": [shake]}
@@ -813,11 +813,11 @@ def test_an_explanation_naming_a_combatant_the_seat_does_not_play_is_the_gms() -
         ended = table.command({"command": "end_turn", "who": "skarn"})
         assert ended.status_code == 201, ended.text
         moment = next(e["seq"] for e in ended.json()["events"] if e["type"] == "moment_reached")
-        answered = table.command({"command": "answer_decision", "who": "skarn", "decision": "shake_it_off",
+        answered = table.command({"command": "answer_decision", "who": "skarn", "decision": "shake_off",
                                   "choice": "use"})
         assert answered.status_code == 201, answered.text
         gm = table.client.get(f"/fights/duel/explain/{moment}", headers=table.auth())
-        assert gm.status_code == 200 and "skarn answers shake_it_off: use" in " ".join(gm.json()["verdicts"])
+        assert gm.status_code == 200 and "skarn answers shake_off: use" in " ".join(gm.json()["verdicts"])
         hers = table.client.get(f"/fights/duel/explain/{moment}", headers=table.auth(alice))
         assert hers.status_code == 403, hers.text
         assert b"skarn" not in hers.content.lower() and b"shake" not in hers.content.lower()

@@ -281,11 +281,11 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
 
 def test_a_decisions_dice_are_each_captioned_and_none_is_cut_off(tmp_path: Path) -> None:
     """C20, C24, C29: in a fight with typed dice, once Ana has had her first turn, the Interrupt window for her against
-    Grask's declared attack offers a strike whose dice are each shown whole inside the choice they belong to and
-    captioned with whose die it is and what for, in C29's order: at 390 px for Ana's player, who types only Ana's
-    before the first die of another seat's (her hit's two, Grask's defense die, the GM's, coming next; and letting
-    it pass, none: Grask's hit dice come first), and at 1280 px for the GM, who types only its own, before the first
-    of Alice's (Grask's hit, in letting it pass; each form asks for the seat's own dice, docs/server.md)."""
+    Grask's declared attack offers, at 1280 px to the GM, letting it pass with Grask's hit dice, each shown whole
+    inside the choice it belongs to and captioned with whose die it is and what for, in C29's order (the GM types
+    only its own, before the first of Alice's: docs/server.md); Alice's strike lists no die up front (whether it
+    rolls at once turns on what her seat is not shown: omen_core.seats.DICE_UNSAID). Once Grask's attack goes on to
+    her Active Defense window, at 390 px each answer's die is Ana's, captioned and whole inside its choice."""
     import msgspec
     from playwright.sync_api import sync_playwright
 
@@ -310,25 +310,42 @@ def test_a_decisions_dice_are_each_captioned_and_none_is_cut_off(tmp_path: Path)
             status, answer = server.call("POST", "/fights/dice/commands", {"command": command}, token=gm_token)
             assert status == 201, answer
         assert answer["options"]["waiting"]["kind"] == "interrupt"
-        expected = {gm_token: (1280, ["Grask hit", "Grask hit"]),  # its own, before Alice's (docs/server.md)
-                    seat["token"]: (390, ["Ana hit", "Ana hit"])}
+
+        def captioned(page: Any, captions: list[str]) -> None:
+            page.wait_for_selector(".decision label.die")
+            dice = page.locator(".decision label.die")
+            assert dice.locator("small").all_inner_texts() == captions
+            for i in range(dice.count()):
+                box = dice.nth(i).locator("xpath=ancestor::form[1]").bounding_box()  # its choice
+                die = dice.nth(i).bounding_box()
+                assert box is not None and die is not None
+                assert box["x"] <= die["x"] and die["x"] + die["width"] <= box["x"] + box["width"], i
+                assert dice.nth(i).locator("input").is_visible()
+                assert "the face of the d6" in str(dice.nth(i).get_attribute("title"))
+
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                for token, (width, captions) in expected.items():
-                    page = browser.new_page(viewport={"width": width, "height": 900})
-                    page.goto(f"http://127.0.0.1:{server.port}/table/dice#token={token}")
-                    page.wait_for_selector(".decision label.die")
-                    dice = page.locator(".decision label.die")
-                    assert dice.locator("small").all_inner_texts() == captions
-                    for i in range(dice.count()):
-                        box = dice.nth(i).locator("xpath=ancestor::form[1]").bounding_box()  # its choice
-                        die = dice.nth(i).bounding_box()
-                        assert box is not None and die is not None
-                        assert box["x"] <= die["x"] and die["x"] + die["width"] <= box["x"] + box["width"], (width, i)
-                        assert dice.nth(i).locator("input").is_visible()
-                        assert "the face of the d6" in str(dice.nth(i).get_attribute("title"))
-                    page.close()
+                origin = f"http://127.0.0.1:{server.port}/table/dice"
+                gm = browser.new_page(viewport={"width": 1280, "height": 900})
+                gm.goto(f"{origin}#token={gm_token}")
+                captioned(gm, ["Grask hit", "Grask hit"])  # its own, before Alice's (docs/server.md)
+                phone = browser.new_page(viewport={"width": 390, "height": 900})
+                phone.goto(f"{origin}#token={seat['token']}")
+                phone.wait_for_selector(".decision")
+                assert phone.locator(".decision label.die").count() == 0
+                status, staged = server.call("POST", "/fights/dice/commands", {  # Grask's hit goes on: Ana's base
+                    "command": {"command": "pass_reaction", "who": "ana", "dice": [6, 6]}, "stage": True},
+                    token=gm_token)  # defense die is Alice's
+                assert status == 202, staged
+                status, given = server.call("POST", "/fights/dice/staged", {"id": staged["id"], "dice": [1]},
+                                            token=seat["token"])
+                assert status == 201 and given["options"]["waiting"]["kind"] == "active_defense", given
+                phone.reload()
+                phone.wait_for_selector(".decision label.die")
+                count = phone.locator(".decision label.die").count()
+                captioned(phone, ["Ana defense"] * count)
+                assert count >= 1
             finally:
                 browser.close()
     finally:
