@@ -793,8 +793,9 @@ def test_a_players_own_command_and_the_gms_undo_are_shown_and_explained_as_they_
 def test_an_explanation_naming_a_combatant_the_seat_does_not_play_is_the_gms() -> None:
     """C38, seat secrecy: at the end of round 1 the hidden Skarn's own ability (Shake Off: clear Prone at the
     round's end, no dice; not the shipped Shake It Off, so under an id of its own, C37) answers the moment; Alice
-    (Kael's) was served its explanation, naming Skarn and his ability, because a moment of the round declares no combatant and rolled no die of another's: whom an
-    explanation names is every combatant its action's events name, answers included; the GM's still says it."""
+    (Kael's) was served its explanation, naming Skarn and his ability, because a moment of the round declares no
+    combatant and rolled no die of another's: whom an explanation names is every combatant its action's events
+    name, answers included; the GM's still says it."""
     from tests.sheets import sheet as plain
 
     shake = {"id": "shake_off", "name": "Shake Off", "summary": "At the round's end, stand up.",
