@@ -1031,8 +1031,11 @@ def _staged_for(staged: StagedView | None, answer: str, names: Mapping[str, str]
         return ""
     command = str(staged.command.get("command", ""))
     actor = staged.command.get(PLAYER_COMMANDS.get(command, "who"))
-    if command != "pass_reaction" and all(r.roller == actor for r in staged.rolls):
-        return ""
+    own = all(r.roller == actor for r in staged.rolls)
+    if own and command == "answer_active_defense" and any(r.purpose != "active_defense" for r in staged.rolls):
+        own = False  # the defense turned an Interrupt, and the action it answered goes on with the defender's dice:
+    if command != "pass_reaction" and own:  # said as what they are ("Brin Hollowmere's hit", not the defense's: a
+        return ""  # tester)
     said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {_purpose_words(r.purpose, r.about)}"
                          for r in staged.rolls)
     return ", ".join(said)

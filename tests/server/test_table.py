@@ -1844,6 +1844,31 @@ def test_a_turns_end_staged_for_dice_is_said_sent_in_the_turn_bar(table: Any) ->
     assert "End Kael's turn: sent.</strong> It waits for your dice: the roll box above." in bar, bar
 
 
+def test_a_roll_box_after_a_defense_turns_an_interrupt_says_the_attacks_dice(table: Any) -> None:
+    """C24, C8: Brin's (Bob's) attack on Vesh waits at Vesh's Interrupt; Vesh's strike (4 + 3 against 1) opens
+    Brin's Active Defense window; Bob's Dodge, staged, asks for his dodge die, then, the strike turned, for Brin's
+    hit dice, and the roll box says so: "Roll your dice: Brin Hollowmere's hit" (it said "Active Defense by Brin
+    Hollowmere", the answer given, over the hit dice of the attack it let go on: a tester)."""
+    table.create(names=("brin", "vesh"), dice="manual")
+    bob = _seat(table, "Bob", "brin")
+    for command in ({"command": "roll_initiative", "dice": [1, 8]}, {"command": "engage", "who": "brin",
+                                                                     "others": ["vesh"]},
+                    {"command": "end_turn", "who": "vesh"}, {"command": "end_turn", "who": "brin"},
+                    {"command": "end_turn", "who": "vesh"}):
+        assert table.command(command).status_code == 201, command
+    assert table.command({"command": "declare_attack", "attacker": "brin", "target": "vesh", "weapon": "shortblade"},
+                         token=bob, stage=True).status_code == 201
+    assert table.command({"command": "react", "who": "vesh", "weapon": "knife", "dice": [4, 3, 1]}).status_code == 201
+    dodge = table.command({"command": "answer_active_defense", "defender": "brin", "defense": "dodge"}, token=bob,
+                          stage=True)
+    assert dodge.status_code == 202, dodge.text
+    assert _said(fragment(table, bob), '<h2 id="roll-h"', "</h2>") == "Roll your dice: Active Defense by Brin Hollowmere"
+    given = table.client.post("/fights/duel/staged", headers=table.auth(bob), json={"id": dodge.json()["id"],
+                                                                                    "dice": [8]})
+    assert given.status_code == 202 and [r["purpose"] for r in given.json()["rolls"]] == ["hit"], given.text
+    assert _said(fragment(table, bob), '<h2 id="roll-h"', "</h2>") == "Roll your dice: Brin Hollowmere's hit"
+
+
 def test_the_round_end_abilities_answer_is_no_ones_turn(table: Any) -> None:
     """C38 "round end": Kael's Vigil answers the end of round 1; while it waits, the fight bar and the title say
     the round's end, not "someone's turn" (which reads as a hidden combatant's turn: found by a tester), to the GM
