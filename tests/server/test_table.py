@@ -1862,7 +1862,8 @@ def test_a_roll_box_after_a_defense_turns_an_interrupt_says_the_attacks_dice(tab
     dodge = table.command({"command": "answer_active_defense", "defender": "brin", "defense": "dodge"}, token=bob,
                           stage=True)
     assert dodge.status_code == 202, dodge.text
-    assert _said(fragment(table, bob), '<h2 id="roll-h"', "</h2>") == "Roll your dice: Active Defense by Brin Hollowmere"
+    heading = _said(fragment(table, bob), '<h2 id="roll-h"', "</h2>")
+    assert heading == "Roll your dice: Active Defense by Brin Hollowmere"
     given = table.client.post("/fights/duel/staged", headers=table.auth(bob), json={"id": dodge.json()["id"],
                                                                                     "dice": [8]})
     assert given.status_code == 202 and [r["purpose"] for r in given.json()["rolls"]] == ["hit"], given.text
