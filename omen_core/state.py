@@ -106,7 +106,7 @@ from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
 __all__ = ["CombatantState", "Until", "Pending", "deferred_due", "Reaction", "AttackFrame", "SaveFrame",
-           "MoveFrame", "AbilityFrame", "MomentFrame", "Frame", "FightState", "EFFECTS",
+           "sides_standing", "side_down", "MoveFrame", "AbilityFrame", "MomentFrame", "Frame", "FightState", "EFFECTS",
            "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point", "opens_undo_point",
            "redo_stack_after", "redoable", "spend"]
 
@@ -461,6 +461,22 @@ def condition_adjustment(state: FightState, who: str) -> int:
     defs = state.ruleset.conditions
     return sum(defs[name].attribute_bonus * stacks for name, stacks in fighter.conditions.items()
                if name in defs)
+
+
+def sides_standing(state: FightState) -> dict[str, bool]:
+    """Each side, in the order met: whether one of its combatants is still standing (not down, C33)."""
+    up: dict[str, bool] = {}
+    for fighter in state.combatants.values():
+        side = fighter.sheet.side
+        up[side] = up.get(side, False) or not fighter.down
+    return up
+
+
+def side_down(state: FightState) -> bool:
+    """Whether a side of a fight of several is down (C33): the fight is over, whatever is left of the command (no
+    condition ticks further, no turn or round begins); the check after the command ends it."""
+    up = sides_standing(state)
+    return len(up) > 1 and not all(up.values())
 
 
 def effective_bonus(state: FightState, who: str, attribute: str) -> int:

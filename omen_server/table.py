@@ -1023,19 +1023,20 @@ def _staged_cost(staged: StagedView | None, answer: str, waiting: Any, state: An
     return str(waiting.cost or "")
 
 
-def _staged_for(staged: StagedView | None, answer: str, names: Mapping[str, str]) -> str:
-    """What the dice a staged answer waits for are (a pass lets the action it answers go on: its dice, "Ana Thorne's
-    hit", or the passer's own base defense against it): each roller's name and the roll's purpose, in C29 order; ""
-    for a staged command that answers nothing, or an answer that rolls its own dice alone (a Dodge's die)."""
-    if staged is None or not answer or not staged.rolls:
+def _staged_for(staged: StagedView | None, names: Mapping[str, str]) -> str:
+    """What the dice a staged command waits for are (a pass lets the action it answers go on: its dice, "Ana Thorne's
+    hit", or the passer's own base defense against it; a turn's end, a condition's: "Brin Hollowmere's Burning
+    damage"): each roller's name and the roll's purpose, in C29 order; "" for a command that rolls its actor's own
+    dice alone for its own sake (a Dodge's die, an attack's hit)."""
+    if staged is None or not staged.rolls:
         return ""
     command = str(staged.command.get("command", ""))
     actor = staged.command.get(PLAYER_COMMANDS.get(command, "who"))
     own = all(r.roller == actor for r in staged.rolls)
     if own and command == "answer_active_defense" and any(r.purpose != "active_defense" for r in staged.rolls):
         own = False  # the defense turned an Interrupt, and the action it answered goes on with the defender's dice:
-    if command != "pass_reaction" and own:  # said as what they are ("Brin Hollowmere's hit", not the defense's: a
-        return ""  # tester)
+    if command != "pass_reaction" and own and not any(r.about for r in staged.rolls):  # said as what they are
+        return ""  # ("Brin Hollowmere's hit", not the defense's; a tick's die, not "End turn": testers)
     said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {_purpose_words(r.purpose, r.about)}"
                          for r in staged.rolls)
     return ", ".join(said)
@@ -1117,7 +1118,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             staged_actor=_staged_actor(view.staged, names),
             staged_answer=staged_answer,
             staged_cost=_staged_cost(view.staged, staged_answer, options.waiting, state),
-            staged_for=_staged_for(view.staged, staged_answer, names),
+            staged_for=_staged_for(view.staged, names),
             staged_tie=tie,
             tie_rolled=tie_rolled,
             seats=entries(fights, fight_id, token) if sight.gm and token else [],

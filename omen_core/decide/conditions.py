@@ -16,7 +16,7 @@ from ..errors import RuleViolation
 from ..events import DEFERRED_SOURCE, ConditionCleared, ConditionTicked, DamageTerms, Modifier, SaveResolved, Ticking
 from ..limits import MAX_FACES
 from ..rules.checks import save_succeeds
-from ..state import Pending
+from ..state import Pending, side_down
 from .checks import roll_side
 from .draft import Draft
 from .effects import Context, deal_damage, run_consequences
@@ -39,7 +39,8 @@ def tick(draft: Draft, timing: Timing, who: str | None = None, *, after: int | N
     takes no damage and makes no save. A save that abilities answer (C38: a save made or failed) stops the tick
     at its ``save.resolved`` moment: True (the tick waits), and it goes on from there once the moment settles
     (``after`` the saved condition's application number, ``through`` the last one applied when it began; a
-    condition applied since is not due in this tick)."""
+    condition applied since is not due in this tick). A damage that takes the last of a side down stops the tick
+    there (C33: the fight is over; nothing more is rolled)."""
     rules = draft.ruleset.conditions
     state = draft.state
     names = list(state.combatants) if who is None else [who]
@@ -54,6 +55,8 @@ def tick(draft: Draft, timing: Timing, who: str | None = None, *, after: int | N
         rule = rules[name]
         if rule.damage is not None and rule.tick == timing and _afflicted(draft, w, name):
             _damage(draft, w, name, rule.damage)
+            if side_down(draft.state):  # the last of a side went down: the fight is over, and the tick goes no
+                return False            # further (no count down, no save, no other condition: C33)
         fighter = draft.combatant(w)
         if rule.tick == timing and name in fighter.remaining and fighter.has(name):
             left = fighter.remaining[name] - 1

@@ -53,7 +53,7 @@ from ..hooks import Moment
 from ..limits import MAX_ROLL_OFFS
 from ..machine import Phase
 from ..rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficulty, band, surprise_tier
-from ..state import FightState, MomentFrame, deferred_due
+from ..state import MomentFrame, deferred_due, side_down, sides_standing
 from .checks import roll_side
 from .conditions import Timing, clear_until, settle_deferred, tick
 from .draft import Draft, require_turn
@@ -207,7 +207,7 @@ def _begin_turn(draft: Draft, index: int) -> None:
     One out of the fight (C33) or at 0 HP (C36) takes no turn: skipped, nothing refills or ticks. When nobody
     left could take a turn, or a side is down, none begins: the check after the command ends the fight (C33)."""
     state = draft.state
-    if not any(not c.out and not c.dying for c in state.combatants.values()) or _beaten(state):
+    if not any(not c.out and not c.dying for c in state.combatants.values()) or side_down(state):
         return
     if index >= len(state.order):
         _end_round(draft)
@@ -268,7 +268,7 @@ def _round_ticked(draft: Draft, _who: str | None) -> None:
     took the last of a side down (C33: the check after the command ends the fight; no round starts first)."""
     number = draft.state.round
     draft.emit(RoundEnded(round=number))
-    if not _beaten(draft.state):
+    if not side_down(draft.state):
         _start_round(draft, number + 1)
 
 
@@ -410,7 +410,7 @@ def check_defeat(draft: Draft) -> None:
     state = draft.state
     if state.phase is not Phase.ROUNDS or state.stack:
         return
-    up = _standing(state)
+    up = sides_standing(state)
     beaten = [side for side, still in up.items() if not still]
     if beaten and len(up) > 1:
         if len(beaten) > 1:
@@ -423,21 +423,6 @@ def check_defeat(draft: Draft) -> None:
         reason: Literal["fled", "yielded", "defeated"] = gone.pop() if gone in ({"fled"}, {"yielded"}) \
             else "defeated"  # type: ignore[assignment]
         draft.emit(FightEnded(reason=reason, side=beaten[0], note=note))
-
-
-def _standing(state: FightState) -> dict[str, bool]:
-    """Each side, in the order met: whether one of its combatants is still standing (not down, C33)."""
-    up: dict[str, bool] = {}
-    for fighter in state.combatants.values():
-        side = fighter.sheet.side
-        up[side] = up.get(side, False) or not fighter.down
-    return up
-
-
-def _beaten(state: FightState) -> bool:
-    """Whether a side of a fight of several is down (C33): no turn or round begins then."""
-    up = _standing(state)
-    return len(up) > 1 and not all(up.values())
 
 
 def _all_down_at(draft: Draft, side: str) -> int:

@@ -190,50 +190,29 @@ class TestTickingDamage:
 
     @pytest.mark.parametrize("timing", ["round_end", "turn_end"])
     def test_a_tick_at_an_end_that_downs_a_side_begins_nothing_after(self, timing: str) -> None:
-        """C33, C40: vesh at 2 HP, Scorched for 5 fire as its turn (or the round) ends: 0 HP, Dying, and the fight
-        ends there; no round or turn starts first (it started the next round and kael's turn, then ended)."""
+        """C33, C40: vesh at 2 HP, Scorched for 5 fire as its turn (or the round) ends, then Seared (1d6 fire,
+        applied after it): Scorched takes vesh to 0 HP, Dying, and the fight ends there: Seared rolls no die (it
+        rolled, and its damage landed on a side already down: a tester), and no round or turn starts first (it
+        started the next round and kael's turn, then ended)."""
         scorched = msgspec.convert({"tick": timing, "damage": {"flat": 5, "damage_type": "fire"}}, ConditionDef)
-        ruleset = replace(RULESET, conditions={**RULESET.conditions, "Scorched": scorched})
+        seared = msgspec.convert({"tick": timing, "damage": {"dice": {"count": 1, "die": "d6"},
+                                                             "damage_type": "fire"}}, ConditionDef)
+        ruleset = replace(RULESET, conditions={**RULESET.conditions, "Scorched": scorched, "Seared": seared})
         fight = Fight.start(MemoryStore(), "c33", dice=ScriptedDice([15, 5]), clock=lambda: 0, ruleset=ruleset)
         fight.join(kael())
         fight.join(replace(vesh(), hp=2))
         fight.roll_initiative()
         fight.apply_condition("vesh", "Scorched")
+        fight.apply_condition("vesh", "Seared")
         fight.end_turn("kael")
         scorch = ["DamageResolved", "ResourceChanged", "ConditionApplied"]
         expected = {"round_end": ["TurnEnded", *scorch, "RoundEnded", "FightEnded"],
                     "turn_end": [*scorch, "TurnEnded", "FightEnded"]}
         assert [type(e).__name__ for e in fight.end_turn("vesh")] == expected[timing]
         assert fight.state.ending is not None and fight.state.ending.side == "raiders"
+        assert scripted(fight).remaining == 0
         assert_replays(fight)
         assert_legal_order(fight.events)
-
-    def test_the_dice_a_tick_rolls_say_which_condition_they_are_for(self, play: Play) -> None:
-        """C40, C29: ending kael's turn starts vesh's, and Burning ticks on vesh: the offer to end the turn lists
-        vesh's damage die as Burning's (``about``), and a command given without it is told "vesh's Burning damage"
-        (a table's roll box named it "vesh's damage", as if vesh dealt it: found by a tester)."""
-        fight = play(faces=[3])
-        fight.apply_condition("vesh", "Burning")
-        (offer,) = [o for o in fight.options().offers if o.command == "end_turn"]
-        (choice,) = offer.choices
-        assert [(r.roller, r.purpose, r.about) for r in choice.dice] == [("vesh", "damage", "Burning damage")]
-        assert msgspec.to_builtins(choice.dice[0])["about"] == "Burning damage"
-        with pytest.raises(FacesNeeded, match="vesh's Burning damage: damage d4"):
-            decide(fight.state, EndTurn(who="kael"), ManualDice())
-        fight.end_turn("kael")
-
-    def test_a_save_ends_saves_dice_say_which_condition_they_are_for(self, play: Play) -> None:
-        """C40, C29: Poisoned's save ends as vesh's turn ends: the offer lists vesh's RES die as the save against
-        Poisoned and kael's INT die, the applier's, as opposing it (the GM's roll box read "Vesh's Poisoned save"
-        for the opposing die, as if Vesh saved: a tester)."""
-        fight = play(faces=[1, 6])
-        fight.apply_condition("vesh", "Poisoned", by="kael")
-        fight.end_turn("kael")
-        (offer,) = [o for o in fight.options().offers if o.command == "end_turn"]
-        assert [(r.roller, r.purpose, r.about) for r in offer.choices[0].dice] == [
-            ("vesh", "save", "RES save against Poisoned"), ("kael", "save", "INT opposing the save against Poisoned")]
-        fight.end_turn("vesh")
-
 
 class TestTurnDurations:
     def test_until_the_end_of_the_appliers_next_turn(self, play: Play) -> None:

@@ -845,14 +845,18 @@ def test_the_roll_box_names_the_combatant_and_tells_its_giver_you(table: Any) ->
 
 def test_the_gms_own_roll_box_tells_the_gm_you(table: Any) -> None:
     """C29, physical dice: the GM stages Vesh's attack on Kael without faces: the GM's own roll box says "You gave
-    the command", not "the GM gave the command" as of someone else (found by a tester)."""
+    Attack for Vesh the Cinder-Hand", not "the GM gave ..." as of someone else (found by a tester), and its heading
+    what the dice are for, Kael's base defense among them (a staged command's heading named the command alone: a
+    tester)."""
     table.create(dice="manual")
     assert table.command({"command": "roll_initiative", "dice": [1, 6]}).status_code == 201
     staged = table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife"},
                            stage=True)
     assert staged.status_code == 202, staged.text
     gm = fragment(table, table.gm)
-    assert "<p>You gave the command; the table waits for your dice (C29 order):</p>" in gm, gm
+    assert "<p>You gave Attack for Vesh the Cinder-Hand; the table waits for your dice (C29 order):</p>" in gm, gm
+    assert _said(gm, '<h2 id="roll-h"', "</h2>") == (
+        "Roll your dice: Vesh the Cinder-Hand's hit, Kael Arden's base defense")
     assert "the GM gave" not in gm
 
 
@@ -1842,6 +1846,8 @@ def test_a_turns_end_staged_for_dice_is_said_sent_in_the_turn_bar(table: Any) ->
     bar = bar[:bar.index("</section>")]
     assert 'data-command="end_turn"' in bar and "<form" not in bar, bar
     assert "End Kael's turn: sent.</strong> It waits for your dice: the roll box above." in bar, bar
+    # the roll box says what the dice are for, not the command alone ("End turn by Kael": a tester)
+    assert _said(text, '<h2 id="roll-h"', "</h2>") == "Roll your dice: Kael's RES save against Poisoned"
 
 
 def test_a_roll_box_after_a_defense_turns_an_interrupt_says_the_attacks_dice(table: Any) -> None:
