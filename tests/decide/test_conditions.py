@@ -214,6 +214,33 @@ class TestTickingDamage:
         assert_replays(fight)
         assert_legal_order(fight.events)
 
+    def test_the_dice_a_tick_rolls_say_which_condition_they_are_for(self, play: Play) -> None:
+        """C40, C29: ending kael's turn starts vesh's, and Burning ticks on vesh: the offer to end the turn lists
+        vesh's damage die as Burning's (``about``), and a command given without it is told "vesh's Burning damage"
+        (a table's roll box named it "vesh's damage", as if vesh dealt it: found by a tester)."""
+        fight = play(faces=[3])
+        fight.apply_condition("vesh", "Burning")
+        (offer,) = [o for o in fight.options().offers if o.command == "end_turn"]
+        (choice,) = offer.choices
+        assert [(r.roller, r.purpose, r.about) for r in choice.dice] == [("vesh", "damage", "Burning damage")]
+        assert msgspec.to_builtins(choice.dice[0])["about"] == "Burning damage"
+        with pytest.raises(FacesNeeded, match="vesh's Burning damage: damage d4"):
+            decide(fight.state, EndTurn(who="kael"), ManualDice())
+        fight.end_turn("kael")
+
+    def test_a_save_ends_saves_dice_say_which_condition_they_are_for(self, play: Play) -> None:
+        """C40, C29: Poisoned's save ends as vesh's turn ends: the offer lists vesh's RES die as the save against
+        Poisoned and kael's INT die, the applier's, as opposing it (the GM's roll box read "Vesh's Poisoned save"
+        for the opposing die, as if Vesh saved: a tester)."""
+        fight = play(faces=[1, 6])
+        fight.apply_condition("vesh", "Poisoned", by="kael")
+        fight.end_turn("kael")
+        (offer,) = [o for o in fight.options().offers if o.command == "end_turn"]
+        assert [(r.roller, r.purpose, r.about) for r in offer.choices[0].dice] == [
+            ("vesh", "save", "RES save against Poisoned"), ("kael", "save", "INT opposing the save against Poisoned")]
+        fight.end_turn("vesh")
+
+
 class TestTurnDurations:
     def test_until_the_end_of_the_appliers_next_turn(self, play: Play) -> None:
         """C40: Marked applied by kael on its own turn, until the end of its next turn: the end of the turn under
