@@ -41,11 +41,12 @@ class ChoiceFacts:
 
 @dataclass
 class DecisionFacts:
-    """The decision box's facts: lines of what stands (``facts``), and per answer (command, index of its choice)
-    its numbers."""
+    """The decision box's facts: lines of what stands (``facts``), and per answer (command, its actor, index of its
+    choice: two responders' Strikes at one Interrupt are two offers of one command, and the second's numbers stood
+    on the first's buttons, a tester) its numbers."""
 
     facts: list[str] = field(default_factory=list)
-    choices: dict[tuple[str, int], ChoiceFacts] = field(default_factory=dict)
+    choices: dict[tuple[str, str | None, int], ChoiceFacts] = field(default_factory=dict)
 
 
 #: What an Active Defense that turns the hit on any face needs (:func:`needed_face`).
@@ -130,7 +131,7 @@ def decision_facts(state: FightState, waiting: Waiting | None, answers: list[Off
             found.facts.append(f"someone's thrown attack hits {names.get(decl.target, 'someone')}")
         for offer in answers:
             for i, choice in enumerate(offer.choices):
-                found.choices[(offer.command, i)] = ChoiceFacts(
+                found.choices[(offer.command, offer.actor, i)] = ChoiceFacts(
                     adds="1 Bonus Action" if choice.args.get("catch") else "free",
                     turns="no damage, no on-hit effects" if choice.args.get("catch") else "it hits: damage follows")
     elif waiting.kind == "will_conversion" and frame is not None:
@@ -184,7 +185,7 @@ def _extension(state: FightState, frame: Any, waiting: Waiting, answers: list[Of
             if answer.args.get("choice") == USE and ability is not None and ability.deferred is not None:
                 whose = names.get(offer.actor or "", "")
                 owed = f"{cost or 'free'} now; then {deferred_words(ability.deferred, whose)}"
-            found.choices[(offer.command, i)] = ChoiceFacts(adds=owed or cost,
+            found.choices[(offer.command, offer.actor, i)] = ChoiceFacts(adds=owed or cost,
                                                             turns=_budget(state, offer.actor, cost, sight))
 
 
@@ -252,7 +253,7 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
         if offer.command != "answer_active_defense":
             continue
         for i, choice in enumerate(offer.choices):
-            found.choices[(offer.command, i)] = _defense_choice(state, defender, window, choice, unseen)
+            found.choices[(offer.command, offer.actor, i)] = _defense_choice(state, defender, window, choice, unseen)
 
 
 def _defense_choice(state: FightState, defender: str, window: Any, choice: Choice, unseen: bool = False
@@ -300,11 +301,11 @@ def _reaction(state: FightState, frame: Any, waiting: Waiting, answers: list[Off
         for i, choice in enumerate(offer.choices):
             if offer.command == "react":
                 weapon = choice.args.get("weapon")
-                found.choices[(offer.command, i)] = ChoiceFacts(
+                found.choices[(offer.command, offer.actor, i)] = ChoiceFacts(
                     adds=_strike(state, who, str(weapon) if weapon else None),
                     turns=f"costs {waiting.cost} ({budget_said(have, _count(waiting.cost), state)})")
             else:
-                found.choices[(offer.command, i)] = ChoiceFacts(
+                found.choices[(offer.command, offer.actor, i)] = ChoiceFacts(
                     adds="free", turns="the Action goes on" if waiting.kind == "interrupt" else "the move completes")
 
 
@@ -342,11 +343,11 @@ def _will(state: FightState, frame: Any, answers: list[Offer], sight: Sight, fou
     for offer in answers:
         for i, choice in enumerate(offer.choices):
             if choice.args.get("convert"):
-                found.choices[(offer.command, i)] = ChoiceFacts(
+                found.choices[(offer.command, offer.actor, i)] = ChoiceFacts(
                     adds=f"Will {will} → {will - on_will}", turns=f"HP {fighter.hp} → {fighter.hp - (final - on_will)}"
                     + (f" ({final - on_will} beyond Will, C31)" if final > on_will else ""))
             else:
-                found.choices[(offer.command, i)] = ChoiceFacts(adds=f"Will stays {will}",
+                found.choices[(offer.command, offer.actor, i)] = ChoiceFacts(adds=f"Will stays {will}",
                                                                 turns=f"HP {fighter.hp} → {fighter.hp - final}")
 
 
@@ -360,7 +361,7 @@ def _routing(frame: Any, answers: list[Offer], sight: Sight, found: DecisionFact
             index = choice.args.get("die")
             if isinstance(index, int) and 0 <= index < len(dice):
                 die = dice[index]
-                found.choices[(offer.command, i)] = ChoiceFacts(adds=f"{die.face} ({die.pool} d{die.sides}) feeds "
-                                                                     "damage")
+                found.choices[(offer.command, offer.actor, i)] = ChoiceFacts(
+                    adds=f"{die.face} ({die.pool} d{die.sides}) feeds damage")
             else:
-                found.choices[(offer.command, i)] = ChoiceFacts(adds="the primary dice feed damage")
+                found.choices[(offer.command, offer.actor, i)] = ChoiceFacts(adds="the primary dice feed damage")

@@ -724,7 +724,8 @@ def _answer_views(answers: list[OfferView], offers: list[Offer], facts: Decision
         for i, choice in enumerate(view.choices):
             out.append(AnswerView(key=f"{view.key}-a{i}", command=view.command, actor=view.actor,
                                   actor_name=view.actor_name, label=choice.label, args=choice.args, rolls=choice.rolls,
-                                  faces=choice.faces, facts=facts.choices.get((offer.command, i), ChoiceFacts()),
+                                  faces=choice.faces,
+                                  facts=facts.choices.get((offer.command, offer.actor, i), ChoiceFacts()),
                                   shortcut="", said=choice.said))
     quiet = {"Decline", "Let it pass", "Let it hit", "Take it on HP", "Keep the primary dice", "go"}
     out.sort(key=lambda a: a.label in quiet)

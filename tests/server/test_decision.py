@@ -192,5 +192,24 @@ def test_letting_an_attack_of_opportunity_pass_lets_the_move_complete() -> None:
     offered = options(fight.state)
     found = decision_facts(fight.state, offered.waiting, list(offered.offers), GM)
     assert found.facts == ["Orc moves out of reach: an Attack of Opportunity strikes before the move completes (C23)"]
-    assert (found.choices[("pass_reaction", 0)].adds, found.choices[("pass_reaction", 0)].turns) == (
+    assert (found.choices[("pass_reaction", "ana", 0)].adds, found.choices[("pass_reaction", "ana", 0)].turns) == (
         "free", "the move completes")
+
+
+def test_two_responders_strikes_each_say_their_own_numbers() -> None:
+    """C24: Brin (STR d4 +0) and Kael (STR d8 +2), both beside Vesh and past their first turns, may each Interrupt
+    Vesh's attack: each one's Strike says its own hit and damage dice (the GM's box put the second responder's
+    numbers on the first's buttons, its answers keyed by command and index alone: a tester)."""
+    fight = new_fight(sheet("kael", STR=(8, 2)), sheet("brin", AGI=(10, 1), STR=(4, 0)), sheet("vesh", side="raiders"),
+                      faces=[6, 5, 1])
+    fight.engage("vesh", "kael")
+    fight.engage("vesh", "brin")
+    fight.roll_initiative()  # Brin, Kael, Vesh
+    fight.end_turn("brin")
+    fight.end_turn("kael")
+    fight.attack("vesh", "kael", unarmed=True)
+    offered = options(fight.state)
+    assert offered.waiting is not None and offered.waiting.who == ("brin", "kael")
+    found = decision_facts(fight.state, offered.waiting, list(offered.offers), GM)
+    assert found.choices[("react", "brin", 0)].adds == "hit d4 STR + d6 FCS + 0 bonus; damage d4 (unarmed)"
+    assert found.choices[("react", "kael", 0)].adds == "hit d8 STR + d6 FCS + 2 bonus; damage d8 (unarmed)"
