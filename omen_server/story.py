@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from omen_core.events import MITIGATION_TERMS, CritCheck, DefenseTotal, HitTotal
+from omen_core.events import DEFERRED_SOURCE, MITIGATION_TERMS, CritCheck, DefenseTotal, HitTotal
 from omen_core.hooks import moment_said
 from omen_core.parts import RollTotal
 
@@ -487,6 +487,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             why = reasons.get(rec.batch)
             if text and why is not None and why[0] == str(e.get("who")):
                 text = f"{text}: {why[1]}"  # the reason the GM gave for the table to see
+            elif text and kind == "condition_applied" and str(e.get("reason", "")).endswith(DEFERRED_SOURCE):
+                text = f"{text}: {e['reason']}"  # a deferred cost's (C41), as the seat may see it (views.py)
         elif kind == "active_defense_window_skipped" and (own is not None or "reason" not in e):
             # a player's seat: the defender made helpless, in the words of what it saw (C10, C36); else the
             # engine's reason where it is the defender's own seat's to see (views.py), else none

@@ -160,7 +160,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "will_conversion_chosen": {**_ACTION, "who": "name", "convert": "public"},
     "resource_changed": {**_ACTION, "who": "name", "resource": "public", "before": "custom", "after": "custom"},
     "condition_applied": {**_ACTION, "who": "name", "condition": "public", "added": "public", "stacks": "public",
-                          "reason": "gm", "by": "seen_name", "until": "public", "of": "seen_name"},
+                          "reason": "custom", "by": "seen_name", "until": "public", "of": "seen_name"},
     "condition_cleared": {**_ACTION, "who": "name", "condition": "public", "reason": "gm"},
     "action_settled": {**_ACTION},
     "action_cancelled": {**_ACTION, "reason": "gm"},
@@ -451,6 +451,19 @@ def _effect_called(payload: dict[str, Any], sight: Sight) -> Any:
             **{key: effect[key] for key in _EFFECT_SEEN if key in effect}}
 
 
+def _condition_reason(payload: dict[str, Any], sight: Sight) -> Any:
+    """Why a condition was applied: the GM's words are the GM's (its notes may be secret); a deferred cost's (C41:
+    "Reckless Surge's deferred cost (C41)", the engine's words) names the ability to its owner's seat, or where the
+    GM made it public, and is "an ability's deferred cost (C41)" to the others, as its damage's source is (the log
+    said only "Kael is Fatigued": a tester)."""
+    reason = str(payload.get("reason", ""))
+    if not reason.endswith(DEFERRED_SOURCE):
+        return _WITHHELD
+    if sight.owns(str(payload.get("who", ""))) or reason.removesuffix(DEFERRED_SOURCE) in sight.public_effects:
+        return reason
+    return UNNAMED_ABILITY + DEFERRED_SOURCE
+
+
 def _ability_name(payload: dict[str, Any], sight: Sight) -> Any:
     """An ability used on its owner's turn (C37) is its owner's, as a save's effect is its caller's: its name to
     the owner's seat, or where the GM made it public; to the others ``an ability``."""
@@ -512,6 +525,7 @@ _CUSTOM: dict[tuple[str, str], Custom] = {
     ("hit_determined", "attack"): _hit_part("attack"),
     ("hit_determined", "defense"): _hit_part("defense"),
     ("hit_determined", "crit_check"): _hit_part("crit_check"),
+    ("condition_applied", "reason"): _condition_reason,
     ("damage_resolved", "source"): _damage_part("source"),
     ("damage_resolved", "terms"): _damage_part("terms"),
     ("will_conversion_offered", "source"): _damage_part("source"),

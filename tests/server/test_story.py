@@ -369,3 +369,36 @@ def test_a_conditions_dice_lines_say_whose_and_for_which_condition() -> None:
     assert "Kael's Burning damage: 3 (d4)" in lines and "Kael's damage: 3 (d4)" not in lines, lines
     assert "Kael's save against Poisoned: 6 (d6)" in lines, lines
     assert "Vesh's die against Kael's save (Poisoned): 1 (d8)" in lines, lines
+
+
+def test_a_condition_a_deferred_cost_applies_says_so() -> None:
+    """C41: Kael's Second Breath (free now: 2 HP healed; Fatigued at the start of his next turn) settles as his next
+    turn starts: the GM's card says "Kael is Fatigued: Second Breath's deferred cost (C41)" (it said "Kael is
+    Fatigued" alone: a tester), Kael's player the same, and Vesh's player "an ability's deferred cost (C41)" (the
+    ability is Kael's, C37)."""
+    from omen_core import ScriptedDice
+    from omen_core.commands import UseAbility
+    from omen_core.content import AbilityLibrary, decode_content
+
+    breath = decode_content(
+        '[abilities.breath]\nname = "Second Breath"\nuse = "bonus_action"\ntarget = "self"\n'
+        'effects = [{ kind = "heal", to = "actor", flat = 2 }]\n'
+        'deferred = { at = "start_of_next_turn", effects = [{ kind = "condition", to = "actor", '
+        'condition = "Fatigued" }] }\n', AbilityLibrary, source="breath.toml", fmt="toml").get("breath")
+    kael = msgspec.structs.replace(sheet("kael", AGI=(20, 0), hp=20), abilities=(breath,))
+    fight = Fight.start(MemoryStore(), "owed", dice=ScriptedDice([20, 1]), clock=lambda: 0,
+                        combatants=[kael, sheet("vesh", side="raiders")])
+    fight.roll_initiative()
+    fight.execute(UseAbility(who="kael", ability="breath", target="kael"))
+    fight.end_turn("kael")
+    fight.end_turn("vesh")
+    sides = frozenset({"heroes", "raiders"})
+
+    def said(sight: Sight) -> list[str]:
+        return [line for _h, lines in cards_for(fight, sight) for line in lines if line.startswith("Kael is Fatigued")]
+
+    assert said(Sight(kind="gm")) == ["Kael is Fatigued: Second Breath's deferred cost (C41)"]
+    assert said(Sight(kind="player", own=frozenset({"kael"}), sides=sides)) == [
+        "Kael is Fatigued: Second Breath's deferred cost (C41)"]
+    assert said(Sight(kind="player", own=frozenset({"vesh"}), sides=sides, secrets=("breath", "Second Breath"))) == [
+        "Kael is Fatigued: an ability's deferred cost (C41)"]
