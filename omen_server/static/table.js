@@ -604,6 +604,17 @@
         sayAt(form, "Tick the box first: it says what revealing the seed mid-fight does.");
         return;
       }
+      // a field the command needs, left empty (novalidate: the browser's bubble alone said so, and on a phone the
+      // press seemed to do nothing: a tester), is said on the form's own error line
+      const missing = $$("[required]", form).find((input) => !input.disabled && String(input.value).trim() === "");
+      if (missing) {
+        missing.focus();
+        const label = missing.id ? $(`label[for="${missing.id}"]`, form) : null;
+        const what = (label ? label.textContent : missing.getAttribute("aria-label") || missing.name || "a field")
+          .trim().replace(/\s+/g, " ").replace(/:$/, "");
+        sayAt(form, `Not sent: ${what} is needed.`);
+        return;
+      }
       const blank = blankDie(form);
       if (blank) {
         sayAt(form, blank);

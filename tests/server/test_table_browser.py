@@ -445,6 +445,13 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                     "Undoes nothing: no card from #9999 on")
                 undo.locator("input[data-path=to_seq]").fill(str(seq))
                 expect(undo.locator(".undo-preview")).to_contain_text(f"Undoes #{seq} Initiative; #")
+                # no reason given: said on the form's own line, nothing sent (the browser's bubble alone said it,
+                # and on a phone the press seemed to do nothing: a tester)
+                unsent = head_of(gm)
+                undo.locator("button[type=submit]").click()
+                expect(undo.locator(".form-error")).to_contain_text("Not sent: ")
+                expect(undo.locator(".form-error")).to_contain_text(" is needed.")
+                assert head_of(gm) == unsent and undo.locator(".undo-preview").inner_text().startswith("Undoes")
                 undo.locator("input[data-path=reason]").fill("again")
                 undo.locator("button[type=submit]").click()
                 preview = undo.locator(".undo-preview")
