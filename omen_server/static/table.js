@@ -133,6 +133,16 @@
         hp_display: $("#setup-hp", form).value,
         combatants,
       };
+      // a table's own ruleset (its conditions: a GM could not start a fight with Burning from the page: a tester)
+      const ruleset = ($("#setup-ruleset", form) || { value: "" }).value.trim();
+      if (ruleset) {
+        try {
+          body.ruleset = JSON.parse(ruleset);
+        } catch (error) {
+          out.textContent = `The pasted ruleset is not JSON: ${error.message}`;
+          return;
+        }
+      }
       const headers = { "Content-Type": "application/json" };
       const token = kept || ($("#setup-token", form) || { value: "" }).value.trim();
       if (token) headers.Authorization = `Bearer ${token}`;

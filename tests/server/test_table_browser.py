@@ -12,8 +12,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
+from omen_core.content import CORE_RULESET
 from omen_replay.verify import Head, verify_lines
 from omen_server.table import bundled_sheets
 from tests.browser import chromium as find_chromium
@@ -93,6 +95,9 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
     origin = f"http://127.0.0.1:{server.port}"
     watch = Watch(origin)
     vesh = _marked()[2]
+    ruleset = msgspec.to_builtins(CORE_RULESET)  # the core ruleset and a condition of the table's own (docs/content.md)
+    ruleset["conditions"]["Burning"] = {"placeholder": True, "tick": "turn_start", "duration": 2,
+                                        "damage": {"dice": {"count": 1, "die": "d4"}, "damage_type": "fire"}}
     try:
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
@@ -103,6 +108,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 gm.fill("#setup-title", "Kael and Vesh at the ford")
                 gm.uncheck("input[name=sheet][value=vesh]")
                 gm.fill("#setup-json", json.dumps(vesh))
+                gm.fill("#setup-ruleset", json.dumps(ruleset))  # the table's own conditions (a tester could not)
                 lost: list[str] = []
 
                 def lose_the_first_answer(route: Any) -> None:
@@ -131,6 +137,10 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
                 made = gm.locator("#fights li").first  # the new fight is listed at once, by its title
                 expect(made.locator("strong")).to_have_text("Kael and Vesh at the ford")
                 assert made.locator("code").inner_text() == made.get_attribute("data-fight")
+                gm_token = str(link.get_attribute("href")).partition("#token=")[2]
+                status, first = server.call("GET", f"/fights/{made.get_attribute('data-fight')}/events?limit=1",
+                                            token=gm_token)
+                assert status == 200 and "Burning" in first["events"][0]["event"]["ruleset"]["conditions"], first
                 gm.goto(str(link.get_attribute("href")))
                 expect(gm.locator("#live")).to_have_text("live")
 
