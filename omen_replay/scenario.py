@@ -426,7 +426,9 @@ def run_scenario(scenario: Scenario, store: EventStore,
                 f"{where}.dice[{exc.index}]" if isinstance(exc, InvalidDieFace) and exc.index is not None else None
             fmt: Literal["toml", "json"] = "json" if scenario.source.endswith(".json") else "toml"
             line = _line(scenario.source, field, fmt) if field is not None else step.line
-            raise ScenarioError(scenario.source, field or where, f"{name}: {exc}", line) from exc
+            said = InvalidDieFace(exc.face, exc.sides, exc.roll) if isinstance(exc, InvalidDieFace) else exc  # its
+            # path is the scenario's, said once (the engine's "$.dice[0]" beside it named no field of the file)
+            raise ScenarioError(scenario.source, field or where, f"{name}: {said}", line) from exc
         if on_step is not None:
             on_step(step, stored)
     return fight

@@ -382,8 +382,8 @@ def test_a_command_refused_at_one_of_its_fields_is_named_there(tmp_path: Path) -
 def test_a_face_or_a_weapon_refused_is_named_at_its_field_and_line(tmp_path: Path, attack: str, path: str,
                                                                     said: str) -> None:
     """C29, C4: a face Kael's FCS d6 cannot show in the attack's dice is named at ``$.commands[1].dice[1]`` on the
-    dice's line (it was the command's header's line and ``$.dice[1]``: found by a tester); so is a weapon, at its
-    own line."""
+    dice's line, and at no other path (it was the command's header's line and ``$.dice[1]``, then both paths side by
+    side: testers); so is a weapon, at its own line."""
     (tmp_path / "kael.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "kael.toml").read_text())
     (tmp_path / "vesh.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "vesh.toml").read_text())
     text = (MINIMAL.replace('id = "m"\n', 'id = "m"\ndice = "manual"\n') + '\n[[combatants]]\nsheet = "vesh.toml"\n'
@@ -394,7 +394,7 @@ def test_a_face_or_a_weapon_refused_is_named_at_its_field_and_line(tmp_path: Pat
     err = info.value
     line = len(text.splitlines()) if "dice" in path else text.splitlines().index(attack) + 1
     assert (err.path, err.line) == (path, line), str(err)
-    assert said in str(err)
+    assert said in str(err) and "$.dice" not in str(err) and str(err).count("(at $.") == 1, str(err)
 
 
 class TestEveryErrorIsPlaced:
