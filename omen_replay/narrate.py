@@ -19,6 +19,7 @@ import msgspec
 from omen_core.commands import ApplyConditionCommand, Command, EndTurn, StandUp
 from omen_core.content import ATTRIBUTES, CombatantSheet
 from omen_core.events import (
+    DEFERRED_SOURCE,
     AbilityUsed,
     ActionCancelled,
     ActionSettled,
@@ -430,7 +431,10 @@ def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
         raw = raw.replace(f"{t.dice} die", f"{' + '.join(str(d.face) for d in rolled)} ({pool})", 1)
     steps = " ".join(_step(s.step, s.amount) for s in e.steps if s.amount)
     where = f"{names(e.target)}'s {e.resource.upper()}"
-    rules = "C12, C13"
+    # outside any action: a deferred cost's damage (C41) or a condition's as it ticks (C25, C40), mitigated by C13;
+    # C12 is an attack's damage formula (a tester read "C12" under Burning's damage)
+    rules = ("C41, C13" if e.source.endswith(DEFERRED_SOURCE) else "C25, C40, C13") if e.action is None \
+        else "C12, C13"
     if e.overflow and e.overflow == e.final:  # converted with no Will left: all of it to HP (C31)
         where = f"{names(e.target)}'s HP (converted to Will, but no Will is left: all of it to HP)"
         rules += ", C31"

@@ -324,7 +324,7 @@ def test_damage_spilling_past_will_cites_its_rules_once() -> None:
 
     names = _Names()
     names.names["kael"] = "Kael"
-    event = DamageResolved(action=None, target="kael", damage_type="fire", source="Flame Burst",
+    event = DamageResolved(action=5, target="kael", damage_type="fire", source="Flame Burst",
                            terms=DamageTerms(dice=7, raw=7), steps=(), final=7, resource="will", overflow=3)
     assert [text for _, text in _damage(event, names)] == [
         "  Flame Burst: 7 fire (7 die) = 7 to Kael's WILL, 4 of it, and 3 beyond the Will left to HP (C12, C13, C31)"]
@@ -332,6 +332,13 @@ def test_damage_spilling_past_will_cites_its_rules_once() -> None:
     assert [text for _, text in _damage(spent, names)] == [
         "  Flame Burst: 7 fire (7 die) = 7 to Kael's HP (converted to Will, but no Will is left: all of it to HP) "
         "(C12, C13, C31)"]
+    # outside any action: a condition's damage as it ticks cites C25, C40 (C12 is an attack's: a tester), a
+    # deferred cost's C41
+    tick = msgspec.structs.replace(event, action=None, source="Burning", resource="hp", overflow=0)
+    assert [text for _, text in _damage(tick, names)] == ["  Burning: 7 fire (7 die) = 7 to Kael's HP (C25, C40, C13)"]
+    owed = msgspec.structs.replace(tick, source="Blood Price's deferred cost (C41)")
+    assert [text for _, text in _damage(owed, names)] == [
+        "  Blood Price's deferred cost (C41): 7 fire (7 die) = 7 to Kael's HP (C41, C13)"]
 
 
 def test_a_consequences_damage_of_two_dice_names_each_die() -> None:
