@@ -1203,10 +1203,10 @@ def refused_while_waiting(fight: Fight, sight: Sight, exc: RuleViolation) -> Rul
     Any other refusal, and the GM's, is the engine's own."""
     if sight.gm:
         return exc
-    waiting = fight.options(offers=False).waiting
-    if waiting is None or any(sight.owns(who) for who in waiting.who):
+    now = fight.options(offers=False)
+    if now.waiting is None or any(sight.owns(who) for who in now.waiting.who):
         return exc
-    shown = seat_options(fight.options(offers=False), sight).waiting
+    shown = seat_options(now, sight).waiting
     if shown is None:
         return RuleViolation("lifecycle", "the fight waits on a step this seat is not shown; a command of this "
                                           "seat's is taken once the GM or another seat has settled it")

@@ -102,8 +102,8 @@ class Draft:
         in physical dice in a seeded fight, say) is recorded first, as a
         ``dice_source_changed`` event: dice are never relabelled silently.
         Faces the command carries need no such event: its ``command_issued``
-        records them. ``about``: the condition the roll is for, where its purpose alone does not say (C40), for
-        whoever is asked for its faces.
+        records them. ``about``: what the roll is for, in words, where its purpose alone does not say (C40:
+        ``Burning damage``), for whoever is asked for its faces (:class:`~omen_core.dice.RollRequest`).
         """
         state = self.state
         request = RollRequest(state.fight_id, state.rolls + 1, purpose, roller, tuple(pool), about)
