@@ -244,33 +244,40 @@ def test_a_hit_on_a_dying_combatant_says_its_hp_stays_at_0() -> None:
             "; Vesh is Dying: its HP stays at 0 (C36)"), last
 
 
+def _settled_deferred(name: str, owed: str) -> Fight:
+    """Kael (first) uses his ability ``name`` (a Bonus Action on himself: 2 HP healed now, and ``owed``, a deferred
+    effect written in TOML, at the start of his next turn, C41), ends his turn, and Vesh ends hers: it settles."""
+    from omen_core import ScriptedDice
+    from omen_core.commands import UseAbility
+    from omen_core.content import AbilityLibrary, decode_content
+
+    ability = decode_content(
+        f'[abilities.owing]\nname = "{name}"\nuse = "bonus_action"\ntarget = "self"\n'
+        'effects = [{ kind = "heal", to = "actor", flat = 2 }]\n'
+        f'deferred = {{ at = "start_of_next_turn", effects = [{owed}] }}\n', AbilityLibrary, source="owing.toml",
+        fmt="toml").get("owing")
+    kael = msgspec.structs.replace(sheet("kael", AGI=(20, 0), hp=20), abilities=(ability,))
+    fight = Fight.start(MemoryStore(), "owed", dice=ScriptedDice([20, 1]), clock=lambda: 0,
+                        combatants=[kael, sheet("vesh", side="raiders")])
+    fight.roll_initiative()
+    fight.execute(UseAbility(who="kael", ability="owing", target="kael"))
+    fight.end_turn("kael")
+    fight.end_turn("vesh")
+    return fight
+
+
 def test_a_deferred_cost_is_said_when_owed_and_named_when_it_settles() -> None:
     """C41: Kael uses Blood Price (free now: 2 HP healed; 3 necrotic owed at the start of his next turn). His card
     says what is owed (it said only the use: found by a tester), and the damage, when it settles, names Blood
     Price's deferred cost; Vesh's player reads neither the owing nor the ability's name (C37: it is Kael's),
     the damage's source "an ability's deferred cost (C41)"."""
-    from omen_core import ScriptedDice
-    from omen_core.commands import UseAbility
-    from omen_core.content import AbilityLibrary, decode_content
-
-    price = decode_content(
-        '[abilities.blood_price]\nname = "Blood Price"\nuse = "bonus_action"\ntarget = "self"\n'
-        'effects = [{ kind = "heal", to = "actor", flat = 2 }]\n'
-        'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", flat = 3, '
-        'damage_type = "necrotic" }] }\n', AbilityLibrary, source="price.toml", fmt="toml").get("blood_price")
-    kael = msgspec.structs.replace(sheet("kael", AGI=(20, 0), hp=20), abilities=(price,))
-    fight = Fight.start(MemoryStore(), "owed", dice=ScriptedDice([20, 1]), clock=lambda: 0,
-                        combatants=[kael, sheet("vesh", side="raiders")])
-    fight.roll_initiative()
-    fight.execute(UseAbility(who="kael", ability="blood_price", target="kael"))
-    fight.end_turn("kael")
-    fight.end_turn("vesh")
+    fight = _settled_deferred("Blood Price", '{ kind = "damage", to = "actor", flat = 3, damage_type = "necrotic" }')
     gm = [line for _h, lines in cards_for(fight, Sight(kind="gm")) for line in lines]
     assert "owed: 3 necrotic damage at the start of Kael's next turn (C41)" in gm, gm
     assert any(line.startswith("Blood Price's deferred cost (C41): 3 necrotic damage to Kael's HP") for line in gm)
     vesh = [line for _h, lines in cards_for(fight, Sight(kind="player", own=frozenset({"vesh"}),
                                                          sides=frozenset({"heroes", "raiders"}),
-                                                         secrets=("blood_price", "Blood Price")))
+                                                         secrets=("owing", "Blood Price")))
             for line in lines]
     assert not [line for line in vesh if "owed" in line or "Blood Price" in line], vesh
     assert any(line.startswith("an ability's deferred cost (C41): ") for line in vesh), vesh
@@ -376,22 +383,7 @@ def test_a_condition_a_deferred_cost_applies_says_so() -> None:
     turn starts: the GM's card says "Kael is Fatigued: Second Breath's deferred cost (C41)" (it said "Kael is
     Fatigued" alone: a tester), Kael's player the same, and Vesh's player "an ability's deferred cost (C41)" (the
     ability is Kael's, C37)."""
-    from omen_core import ScriptedDice
-    from omen_core.commands import UseAbility
-    from omen_core.content import AbilityLibrary, decode_content
-
-    breath = decode_content(
-        '[abilities.breath]\nname = "Second Breath"\nuse = "bonus_action"\ntarget = "self"\n'
-        'effects = [{ kind = "heal", to = "actor", flat = 2 }]\n'
-        'deferred = { at = "start_of_next_turn", effects = [{ kind = "condition", to = "actor", '
-        'condition = "Fatigued" }] }\n', AbilityLibrary, source="breath.toml", fmt="toml").get("breath")
-    kael = msgspec.structs.replace(sheet("kael", AGI=(20, 0), hp=20), abilities=(breath,))
-    fight = Fight.start(MemoryStore(), "owed", dice=ScriptedDice([20, 1]), clock=lambda: 0,
-                        combatants=[kael, sheet("vesh", side="raiders")])
-    fight.roll_initiative()
-    fight.execute(UseAbility(who="kael", ability="breath", target="kael"))
-    fight.end_turn("kael")
-    fight.end_turn("vesh")
+    fight = _settled_deferred("Second Breath", '{ kind = "condition", to = "actor", condition = "Fatigued" }')
     sides = frozenset({"heroes", "raiders"})
 
     def said(sight: Sight) -> list[str]:
@@ -400,5 +392,5 @@ def test_a_condition_a_deferred_cost_applies_says_so() -> None:
     assert said(Sight(kind="gm")) == ["Kael is Fatigued: Second Breath's deferred cost (C41)"]
     assert said(Sight(kind="player", own=frozenset({"kael"}), sides=sides)) == [
         "Kael is Fatigued: Second Breath's deferred cost (C41)"]
-    assert said(Sight(kind="player", own=frozenset({"vesh"}), sides=sides, secrets=("breath", "Second Breath"))) == [
+    assert said(Sight(kind="player", own=frozenset({"vesh"}), sides=sides, secrets=("owing", "Second Breath"))) == [
         "Kael is Fatigued: an ability's deferred cost (C41)"]
