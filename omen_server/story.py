@@ -183,6 +183,11 @@ def _damage_why(e: dict[str, Any]) -> str:
             if not text and isinstance(step.get("after"), int):
                 said = f"{step['after'] - sign * int(step['amount'])} dealt, {said}"
             text = f"{text}, {said}" if text else said
+    raw, final = (e.get("terms") or {}).get("raw") if isinstance(e.get("terms"), dict) else None, e.get("final")
+    if text and "steps" not in e and isinstance(raw, int) and isinstance(final, int) and raw != final:
+        # the dealer's seat sees the terms and the amount, not the target's steps: the gap said as one (it read
+        # "... = 7" beside 6 dealt, which did not add up: a tester)
+        text += f", the target's mitigation {_signed(final - raw)} = {final}"
     return text
 
 

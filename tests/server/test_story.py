@@ -394,3 +394,30 @@ def test_a_condition_a_deferred_cost_applies_says_so() -> None:
         "Kael is Fatigued: Second Breath's deferred cost (C41)"]
     assert said(Sight(kind="player", own=frozenset({"vesh"}), sides=sides, secrets=("owing", "Second Breath"))) == [
         "Kael is Fatigued: an ability's deferred cost (C41)"]
+
+
+def test_a_damage_line_the_dealer_reads_adds_up_without_the_targets_steps() -> None:
+    """C12, C13: Kael's unarmed 6 (crit check lost: no crit) on Vesh (armor 2) deals 6 raw, 4 after armor: Kael's
+    seat, which sees his terms and not Vesh's armor step, reads "6 on the primary die, the target's mitigation
+    − 2 = 4" (it read the terms "= 6" beside 4 dealt, which did not add up: a tester); the GM's names the armor."""
+    from omen_core import ScriptedDice
+    from omen_core.content import Armor
+
+    vesh = msgspec.structs.replace(sheet("vesh", side="raiders", hp=20), armor=Armor(rating=2))
+    fight = Fight.start(MemoryStore(), "armor", dice=ScriptedDice([6, 1, 6, 1, 1, 6]), clock=lambda: 0,
+                        combatants=[sheet("kael"), vesh])
+    fight.roll_initiative()
+    fight.attack("kael", "vesh", unarmed=True)
+    fight.defend("vesh", None)
+
+    def damage(sight: Sight) -> list[str]:
+        return [line for _h, lines in cards_for(fight, sight) for line in lines if "damage to Vesh" in line]
+
+    from omen_server.views import participants_of
+
+    parties = dict(found for r in fight.events if (found := participants_of(r)) is not None)
+    kael = Sight(kind="player", own=frozenset({"kael"}), sides=frozenset({"heroes", "raiders"}), hp="exact",
+                 participants=parties)
+    assert damage(kael) == [
+        "4 crushing damage to Vesh's HP (6 on the primary die, the target's mitigation \u2212 2 = 4)"]
+    assert damage(Sight(kind="gm")) == ["4 crushing damage to Vesh's HP (6 on the primary die, armor \u2212 2 = 4)"]
