@@ -281,9 +281,11 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             against = "" if name == UNNAMED_EFFECT else f" against {name}"  # a name this seat may not see: none
             return f"{n(e['caller'])} calls for {n(e['saver'])}'s {effect.get('save', '')} save{against}", ""
         case "save_resolved":
-            verdict = "SAVED" if e.get("success") else "FAILED"
+            said = "SAVED" if e.get("success") else "FAILED"
             ends = f"against {e['effect']} (save ends, C40): " if e.get("action") is None and e.get("effect") else ""
-            return f"save {ends}{_roll(e.get('saver'))} against {_roll(e.get('opposing'))}: {verdict}", verdict
+            # a save-ends save's badge heads its turn's card: "FAILED End of turn: Kael" read as if the turn failed
+            verdict = "SAVE FAILED" if ends and not e.get("success") else said  # (a tester)
+            return f"save {ends}{_roll(e.get('saver'))} against {_roll(e.get('opposing'))}: {said}", verdict
         case "ability_used":
             on = "" if e.get("target") == e.get("who") else f" on {n(e['target'])}"
             return f"{n(e['who'])} uses {e.get('name', 'an ability')}{on}", ""

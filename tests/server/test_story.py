@@ -329,6 +329,10 @@ def test_a_bonus_lowered_by_a_condition_says_the_sheets_and_the_conditions_apart
     lines = [line for _h, said in cards_for(fight, kael) for line in said if line.startswith("save")]
     assert lines == ["save against Poisoned (save ends, C40): 1 (1 RES die + 1 RES bonus \u2212 1 conditions) "
                      "against 7: FAILED"], lines
+    # its turn's card is badged as the save's, not "FAILED End of turn: Kael", which read as if the turn failed
+    (ended,) = [c for c in story((seen_event(r, kael) for r in fight.events), {"kael": "Kael", "vesh": "Vesh"})
+                if c.headline == "End of turn: Kael"]
+    assert ended.verdict == "SAVE FAILED"
 
 
 def test_a_cancelled_actions_card_says_the_answer_used_during_the_interrupt() -> None:
