@@ -41,10 +41,11 @@ from omen_core.commands import Command
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.decisions import deferred_words
 from omen_core.events import DecisionOpened, SeedRevealed, StoredEvent
-from omen_core.extensions import ATTACK_OPTION_FIELDS, turn_actions
-from omen_core.options import Choice, DiceRoll, Offer, Options
+from omen_core.extensions import ATTACK_OPTION_FIELDS, routes, turn_actions
+from omen_core.hooks import HOOK_POINTS
+from omen_core.options import Choice, DiceRoll, Offer, Options, Waiting
 from omen_core.seats import DICE_UNSAID
-from omen_core.state import FightState, MomentFrame
+from omen_core.state import AttackFrame, FightState, MomentFrame
 from omen_core.walk import StoreSource, Visitor, walk
 from omen_replay.render import environment
 
@@ -1024,6 +1025,22 @@ def _staged_cost(staged: StagedView | None, answer: str, waiting: Any, state: An
     return str(waiting.cost or "")
 
 
+#: What comes after a hit is determined, as the hook point says it (C12), and as it is where no routing can come.
+_ROUTING_THEN = HOOK_POINTS["attack.determined"].then
+_DAMAGE_THEN = _ROUTING_THEN.replace("routing or the damage", "the damage")
+
+
+def _then_said(waiting: Waiting | None, state: FightState, sight: Sight) -> Waiting | None:
+    """The open decision with what comes after it said as it will be for this attack, to a seat that sees the
+    attacker's sheet: "the damage" where the attacker has no routing (it read "routing or the damage" to a GM whose
+    attacker had none: a tester); to the others as the hook point says it (whether a foe may route is its sheet's)."""
+    frame = state.pending
+    if waiting is None or waiting.resumes != _ROUTING_THEN or not isinstance(frame, AttackFrame) \
+            or not (sight.gm or sight.owns(frame.declaration.attacker)) or routes(state, frame):
+        return waiting
+    return msgspec.structs.replace(waiting, resumes=_DAMAGE_THEN)
+
+
 def _staged_for(staged: StagedView | None, names: Mapping[str, str]) -> str:
     """What the dice a staged command waits for are (a pass lets the action it answers go on: its dice, "Ana Thorne's
     hit", or the passer's own base defense against it; a turn's end, a condition's: "Brin Hollowmere's Burning
@@ -1098,7 +1115,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         ended = state.ending is not None
         now_turn = [v for v in ordered if v.actor == turn and not ended]
         ordered = [v for v in ordered if v not in now_turn]
-        waiting = options.waiting
+        waiting = _then_said(options.waiting, state, sight)
         staged_answer = _staged_answer(view.staged, answer_pairs, answers_to)
         tie, tie_rolled = _staged_tie(fights, fight_id, fight, view.staged, sight, names)
         result = Panel(

@@ -491,7 +491,8 @@ def test_an_abilitys_deferred_cost_owed_is_on_its_owners_list_until_it_settles(t
 def test_a_triggered_uses_deferred_cost_is_said_with_its_answer(table: Any) -> None:
     """C41: Kael's Blood Strike (on a hit: 1 necrotic more, free now, 2 necrotic owed at the start of his next turn)
     opens as his attack hits: Alice's Use answer says "free now; then 2 necrotic damage at the start of Kael Arden's
-    next turn (C41)" (it read "free" alone, the owing said only in the box's header: a tester)."""
+    next turn (C41)" (it read "free" alone, the owing said only in the box's header: a tester), and the box says the
+    damage comes next, Kael having no routing (C12)."""
     strike = {"id": "blood_strike", "name": "Blood Strike", "use": "trigger",
               "trigger": {"moment": "attack.determined", "owner": "attacker", "outcome": "hit"},
               "effects": [{"kind": "damage", "flat": 1, "damage_type": "necrotic", "to": "target"}],
@@ -510,6 +511,11 @@ def test_a_triggered_uses_deferred_cost_is_said_with_its_answer(table: Any) -> N
     assert hit.json()["options"]["waiting"]["kind"] == "blood_strike", hit.json()["options"]["waiting"]
     adds = re.findall(r'<span class="adds" id="[^"]*">([^<]*)</span>', fragment(table, alice))
     assert "free now; then 2 necrotic damage at the start of Kael Arden&#39;s next turn (C41)" in adds, adds
+    # what comes next is said for this attack to the seats that see Kael's sheet: he has no routing (C12; it read
+    # "routing or the damage": a tester); Vesh's player is told neither (the decision is Kael's sheet's)
+    for token in (alice, table.gm):
+        assert "Then the damage, as the hit calls for (C12).</span>" in fragment(table, token)
+    assert "the damage, as the hit calls for" not in fragment(table, _seat(table, "Bob", "vesh"))
 
 
 def test_an_ability_on_oneself_is_labelled_where_it_may_go_on_another(table: Any) -> None:
