@@ -1230,6 +1230,10 @@ class TestPhysicalDice:
         css = table.client.get("/static/table.css").text
         assert "body[data-dice=typed] .rolls-needed{display:none}" in css
         assert "body[data-dice=typed] .rolls-needed.no-dice{display:block}" in css
+        # on a phone an answer row leaves its "if rolled" dice to the roll box (they pushed Decline off the first
+        # screen: a tester)
+        assert "@media (max-width:30rem){.answer-row .faces.compact label.die:has(input[data-maybe]){display:none}}" \
+            in css
 
 
     def _interrupt(self, table: Table) -> str:
