@@ -191,16 +191,24 @@ class Lowered(NamedTuple):
     crit: bool
 
 
-def describe_total(side: RollTotal, name: str, kind: str = "check") -> str:
-    """``Vesh rolls Stealth: 6 (die) + 2 AGI + 3 Stealth level = 11``: the roll primitive, term by term."""
+def describe_total(side: RollTotal, name: str, kind: str = "check", conditions: int = 0) -> str:
+    """``Vesh rolls Stealth: 6 (die) + 2 AGI + 3 Stealth level = 11``: the roll primitive, term by term;
+    ``conditions``: what conditions changed of the attribute bonus (C28), said apart (``+ 2 AGI - 2 conditions``)."""
     label = side.skill or (f"{side.attribute} {kind}" if kind != "to oppose it" else f"{side.attribute}, to oppose it")
-    die, *rest = side.terms()
+    die, *rest = side.terms(conditions)
     terms = [f"{die.value} (die)", *(f"{_signed(t.value)} {t.label}" for t in rest)]
     return f"{name} rolls {label}: {' '.join(terms)} = {side.total}"
 
 
 def _signed(n: int) -> str:
     return f"+ {n}" if n >= 0 else f"- {-n}"
+
+
+def _said(side: RollTotal, names: _Names, kind: str = "check") -> str:
+    """:func:`describe_total` of a roll, its attribute bonus split where conditions changed it from the roller's
+    sheet (C28: initiative read "+ 1 AGI" while the attack beside it said "+ 2 STR - 2 conditions": a tester)."""
+    sheet = names.bonuses.get(side.roller, {}).get(side.attribute)
+    return describe_total(side, names(side.roller), kind, side.attribute_bonus - sheet if sheet is not None else 0)
 
 
 def _started(e: FightStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -236,22 +244,22 @@ def _switched(e: DiceSourceChanged, names: _Names) -> Iterator[tuple[LineKind, s
 
 
 def _static(e: StaticCheckResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "result", describe_total(e.check, names(e.check.roller))
+    yield "result", _said(e.check, names)
     verdict = {"success": "succeeds", "tie": "ties (not a success; the GM decides what a tie means, C16)",
                "failure": "fails"}[e.outcome]
     yield "result", f"  against difficulty {e.difficulty}: {verdict}"
 
 
 def _contest(e: ContestResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "result", describe_total(e.initiator, names(e.initiator.roller))
-    yield "result", describe_total(e.defender, names(e.defender.roller))
+    yield "result", _said(e.initiator, names)
+    yield "result", _said(e.defender, names)
     why = " (a tie favours the defender, C16)" if e.tie else ""
     yield "result", f"  {e.initiator.total} vs {e.defender.total}: {names(e.winner)} wins the contest{why}"
 
 
 def _save(e: SaveResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "result", describe_total(e.saver, names(e.saver.roller), "save")
-    yield "result", describe_total(e.opposing, names(e.opposing.roller), "to oppose it")
+    yield "result", _said(e.saver, names, "save")
+    yield "result", _said(e.opposing, names, "to oppose it")
     verdict = "saves" if e.success else "fails the save"
     tie = " (the saver wins ties, C15)" if e.saver.total == e.opposing.total else ""
     yield "result", (f"  {e.saver.total} vs {e.opposing.total}: {names(e.saver.roller)} {verdict} "
@@ -538,7 +546,7 @@ def _ambush(e: AmbushStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
 
 def _difficulty(e: AmbushDifficultySet, names: _Names) -> Iterator[tuple[LineKind, str]]:
     for side in e.stealth:
-        yield "result", "  " + describe_total(side, names(side.roller))
+        yield "result", "  " + _said(side, names)
     how = "set by the GM" if not e.stealth else f"from the Stealth rolls, {str(e.time_waited).replace('_', ' ')} (C17)"
     yield "result", f"  Ambush Difficulty {e.difficulty}, {how}"
 
@@ -546,11 +554,11 @@ def _difficulty(e: AmbushDifficultySet, names: _Names) -> Iterator[tuple[LineKin
 def _surprise(e: SurpriseDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     tier = {"alert": "Alert", "partial": "Partially Surprised (-5 initiative, may draw)",
             "complete": "Completely Surprised (loses the first-round turn)"}[e.tier]
-    yield "result", f"  {describe_total(e.perception, names(e.who))} vs {e.difficulty}: {tier} (C18)"
+    yield "result", f"  {_said(e.perception, names)} vs {e.difficulty}: {tier} (C18)"
 
 
 def _initiative(e: InitiativeRolled, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "result", "  initiative: " + describe_total(e.check, names(e.who))
+    yield "result", "  initiative: " + _said(e.check, names)
 
 
 def _tied(e: InitiativeTied, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -561,7 +569,7 @@ def _tied(e: InitiativeTied, names: _Names) -> Iterator[tuple[LineKind, str]]:
 def _roll_off(e: InitiativeRollOff, names: _Names) -> Iterator[tuple[LineKind, str]]:
     yield "note", f"  roll-off between {', '.join(map(names, e.group))} (C19)"
     for side in e.rolls:
-        yield "result", "  roll-off: " + describe_total(side, names(side.roller))
+        yield "result", "  roll-off: " + _said(side, names)
 
 
 def _agreed(e: InitiativeAgreed, names: _Names) -> Iterator[tuple[LineKind, str]]:

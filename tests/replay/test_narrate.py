@@ -491,3 +491,16 @@ def test_a_combatant_raised_from_dying_is_said_once_to_be_no_longer_dying() -> N
     fight.answer_decision("guardians_vow", "bram", "use")
     said = [line.text.strip() for line in narrate(fight.events) if "no longer Dying" in line.text]
     assert said == ["Ana is no longer Dying: raised above 0 HP by Guardian's Vow (C36)"], said
+
+
+def test_a_rolls_bonus_that_conditions_lowered_is_told_apart() -> None:
+    """C28, C1: Kael (AGI d6 +1) Exhausted twice (every attribute bonus -1 a stack) rolls initiative 5: "5 (die) + 1
+    AGI - 2 conditions = 4", the sheet's +1 and the conditions' -2 apart, as the attack's hit total says them (it read
+    "+ -1 AGI": a tester)."""
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([5, 1]), clock=lambda: 0)
+    fight.join(sheet("kael", AGI=(6, 1)))
+    fight.join(sheet("vesh", "raiders"))
+    fight.apply_condition("kael", "Exhausted", 2)
+    fight.roll_initiative()
+    said = [line.text.strip() for line in narrate(fight.events) if line.text.strip().startswith("initiative: Kael")]
+    assert said == ["initiative: Kael rolls AGI check: 5 (die) + 1 AGI - 2 conditions = 4"], said
