@@ -163,6 +163,8 @@ class _Names:
         self.attacks: dict[int, tuple[str, str]] = {}  # each attack declared: its attacker and weapon's label
         self.lowered: dict[int, Lowered] = {}  # what conditions changed of an attack's primary bonus, by action
         self.command: Any = None  # the command whose events are being told (its own ``command_issued``'s)
+        self.initiatives: dict[str, RollTotal] = {}  # the initiatives rolled, until the order is set (C19)
+        self.tied: set[str] = set()  # those still tied after the AGI bonus, until the order is set (C19)
 
     def __call__(self, cid: str) -> str:
         return self.names.get(cid, cid)
@@ -558,10 +560,12 @@ def _surprise(e: SurpriseDetermined, names: _Names) -> Iterator[tuple[LineKind, 
 
 
 def _initiative(e: InitiativeRolled, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    names.initiatives[e.who] = e.check
     yield "result", "  initiative: " + _said(e.check, names)
 
 
 def _tied(e: InitiativeTied, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    names.tied.update(e.group)
     what = "allies: they may agree an order or roll off" if e.allies else "they roll off"
     yield "window", f"  initiative tie between {', '.join(map(names, e.group))} ({what}, C19)"
 
@@ -577,6 +581,19 @@ def _agreed(e: InitiativeAgreed, names: _Names) -> Iterator[tuple[LineKind, str]
 
 
 def _order(e: InitiativeOrderSet, names: _Names) -> Iterator[tuple[LineKind, str]]:
+    """The order, after a line for each tie the AGI bonus settled (C19: equal totals, the higher AGI bonus first;
+    it went untold, only ``omen explain`` said it: a tester)."""
+    by_total: dict[int, list[str]] = {}
+    for who in e.order:
+        check = names.initiatives.get(who)
+        if check is not None and who not in names.tied:
+            by_total.setdefault(check.total, []).append(who)
+    for total, group in by_total.items():
+        if len(group) > 1:
+            bonuses = " against ".join(f"{names.initiatives[w].attribute_bonus:+d}" for w in group)
+            yield "note", (f"  {' and '.join(map(names, group))} tied at {total}: {names(group[0])} goes first, on "
+                           f"the higher AGI bonus ({bonuses}, C19)")
+    names.initiatives, names.tied = {}, set()
     yield "header", f"Initiative order: {', '.join(map(names, e.order))}"
 
 

@@ -504,3 +504,16 @@ def test_a_rolls_bonus_that_conditions_lowered_is_told_apart() -> None:
     fight.roll_initiative()
     said = [line.text.strip() for line in narrate(fight.events) if line.text.strip().startswith("initiative: Kael")]
     assert said == ["initiative: Kael rolls AGI check: 5 (die) + 1 AGI - 2 conditions = 4"], said
+
+
+def test_a_tie_the_agi_bonus_settles_is_told() -> None:
+    """C19: Kael (AGI +2) rolls 4 and Vesh (AGI +1) rolls 5: both 6, and the higher AGI bonus puts Kael first; the
+    narration says so before the order ("Kael and Vesh tied at 6: Kael goes first, on the higher AGI bonus (+2
+    against +1, C19)"; only omen explain said it: a tester)."""
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([4, 5]), clock=lambda: 0)
+    fight.join(sheet("kael", AGI=(6, 2)))
+    fight.join(sheet("vesh", "raiders", AGI=(6, 1)))
+    fight.roll_initiative()
+    texts = [line.text.strip() for line in narrate(fight.events)]
+    said = "Kael and Vesh tied at 6: Kael goes first, on the higher AGI bonus (+2 against +1, C19)"
+    assert texts.index(said) + 1 == texts.index("Initiative order: Kael, Vesh"), texts
