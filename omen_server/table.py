@@ -662,7 +662,7 @@ def condition_said(d: ConditionDef, condition: str = "") -> str:
     if d.cleared_by:
         parts.append("cleared by " + " or ".join(d.cleared_by))
     if d.placeholder and condition not in _ENGINE_WHOLE:
-        parts.append("anything more the rules give it: applied by the GM")
+        parts.append("its numbers are placeholders (C28): any other effect the rules give it is the GM's to apply")
     return "; ".join(parts)
 
 

@@ -422,7 +422,8 @@ def test_chips_say_who_is_engaged_with_whom_and_what_a_condition_does(table: Any
     assert kael[:kael.index("</li>")].count('<p class="chip-eng">engaged with Vesh the Cinder-Hand</p>') == 1
     assert vesh[:vesh.index("</li>")].count('<p class="chip-eng">engaged with Kael Arden</p>') == 1
     assert ('<span class="cond" data-condition="Exhausted" title="Exhausted: \u22121 to every attribute bonus per '
-            'stack; stacks up to 5; cleared by a long rest; anything more the rules give it: applied by the GM">'
+            'stack; stacks up to 5; cleared by a long rest; its numbers are placeholders (C28): any other effect the '
+            'rules give it is the GM&#39;s to apply">'
             in text)
 
 
@@ -989,8 +990,9 @@ class TestTheDecisionsNumbers:
 
     def test_a_prone_chip_says_what_the_engine_does_not_that_the_gm_applies_it(self, table: Any) -> None:
         """C27, C9: Prone's chip says the engine's +4 in melee, −2 at range and no Dodge; Unseen's its extra FCS die;
-        Paralysed's C10 (the engine applies them: none says "applied by the GM"); Exhausted's −1 per stack, and only
-        what more the rules give it is the GM's (found by a tester)."""
+        Paralysed's C10 (the engine applies them: none says its other effects are the GM's); Exhausted's −1 per stack,
+        and that its numbers are placeholders, any other effect the rules give it the GM's (found by testers: it read
+        "anything more the rules give it: applied by the GM", unclear for a table's own condition)."""
         table.create(names=("kael", "brin", "vesh"))
         for who, condition in (("vesh", "Prone"), ("kael", "Unseen"), ("brin", "Paralysed"), ("vesh", "Exhausted")):
             assert table.command({"command": "apply_condition", "who": who,
@@ -1002,8 +1004,9 @@ class TestTheDecisionsNumbers:
         assert said["Unseen"].startswith("C27: its attack rolls an extra FCS die, and then it is no longer Unseen")
         assert said["Paralysed"].startswith("C10: rolls no base defense die (base defense = Defense Rating), no "
                                             "Active Defense")
-        assert said["Exhausted"].endswith("; anything more the rules give it: applied by the GM")
-        assert [c for c, words in said.items() if "by the GM" in words] == ["Exhausted"]
+        assert said["Exhausted"].endswith("; its numbers are placeholders (C28): any other effect the rules give it "
+                                          "is the GM's to apply")
+        assert [c for c, words in said.items() if "the GM's to apply" in words] == ["Exhausted"]
 
     def test_an_interrupts_cost_says_the_bonus_actions_left_now_and_after(self, table: Any) -> None:
         """C24, C20: Skarn's Interrupt costs 2 Bonus Actions of his 2: the row says so, and that none is left after
