@@ -46,6 +46,7 @@ __all__ = [
     "Stop",
     "describe_dice",
     "describe_rolls",
+    "purpose_words",
     "seeded_face",
     "face_from_uint64",
     "commitment",
@@ -118,12 +119,13 @@ def commitment(seed: bytes) -> str:
 
 def describe_dice(requests: Sequence[RollRequest]) -> str:
     """The dice of some rolls in C29 order, as a person reads them: ``vesh's hit: primary d8, fcs d6; ...``."""
-    return describe_rolls((r.roller, _purpose(r), r.pool) for r in requests)
+    return describe_rolls((r.roller, purpose_words(r.purpose, r.about), r.pool) for r in requests)
 
 
-def _purpose(request: RollRequest) -> str:
-    """What a roll is for, in words: what it is about where it says, else its purpose (``Burning damage``)."""
-    return request.about or request.purpose
+def purpose_words(purpose: str, about: str | None = None) -> str:
+    """What a roll is for, in words: what it is about where it says (C40: ``Burning damage``), else its purpose
+    (``base defense``); what every reader of a roll's request says (the refusals, the table's roll boxes)."""
+    return about or purpose.replace("_", " ")
 
 
 def describe_rolls(rolls: Iterable[tuple[str, str, Iterable[tuple[str, int]]]]) -> str:

@@ -40,6 +40,7 @@ from omen_core.abilities import USE, uses_left, when_words
 from omen_core.commands import Command
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.decisions import deferred_words
+from omen_core.dice import purpose_words
 from omen_core.events import DecisionOpened, SeedRevealed, StoredEvent
 from omen_core.extensions import ATTACK_OPTION_FIELDS, routes, turn_actions
 from omen_core.hooks import HOOK_POINTS
@@ -165,13 +166,7 @@ class Face:
     @property
     def words(self) -> str:
         """What the die is for, as the page says it: ``hit``, ``Burning damage``, ``RES save against Poisoned``."""
-        return _purpose_words(self.purpose, self.about)
-
-
-def _purpose_words(purpose: str, about: str | None) -> str:
-    """What a roll is for, in words: what it is about where it says (C40: ``Burning damage``), else its purpose
-    (``base defense``)."""
-    return about or purpose.replace("_", " ")
+        return purpose_words(self.purpose, self.about)
 
 
 @dataclass(frozen=True)
@@ -452,7 +447,7 @@ def _label(command: str, actor_field: str | None, args: dict[str, Any], names: d
 
 
 def _rolls(rolls: Iterable[DiceRoll], names: dict[str, str]) -> str:
-    return "; ".join(f"{names.get(r.roller, r.roller)}'s {_purpose_words(r.purpose, r.about)}: "
+    return "; ".join(f"{names.get(r.roller, r.roller)}'s {purpose_words(r.purpose, r.about)}: "
                      + " + ".join(f"d{d.sides} ({d.pool})" for d in r.dice) for r in rolls)
 
 
@@ -1055,7 +1050,7 @@ def _staged_for(staged: StagedView | None, names: Mapping[str, str]) -> str:
         own = False  # the defense turned an Interrupt, and the action it answered goes on with the defender's dice:
     if command != "pass_reaction" and own and not any(r.about for r in staged.rolls):  # said as what they are
         return ""  # ("Brin Hollowmere's hit", not the defense's; a tick's die, not "End turn": testers)
-    said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {_purpose_words(r.purpose, r.about)}"
+    said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {purpose_words(r.purpose, r.about)}"
                          for r in staged.rolls)
     return ", ".join(said)
 
