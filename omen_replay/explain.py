@@ -17,7 +17,7 @@ from typing import NamedTuple
 import msgspec
 
 from omen_core.abilities import PASS, USE, answer_target
-from omen_core.commands import EndTurn
+from omen_core.commands import EndFight, EndTurn
 from omen_core.content import Ability, Heal, IncomingDamage, Weapon
 from omen_core.decisions import deferred_words
 from omen_core.derive import bonus_source, override_allowing
@@ -48,6 +48,7 @@ from omen_core.events import (
     DiceRolled,
     Die,
     Event,
+    FightEnded,
     FightStarted,
     HitDetermined,
     InitiativeAgreed,
@@ -81,7 +82,7 @@ from omen_core.parts import HALF_ON_SUCCESS
 from omen_core.parts import Term as PartTerm
 from omen_core.rules.attack import is_thrown
 from omen_core.rules.mitigation import exact
-from omen_core.state import FightState, Frame, effective_bonus
+from omen_core.state import CombatantState, FightState, Frame, effective_bonus
 from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, StoreSource, Visitor, Walk, tears, torn_batch, walk
 
 from .narrate import BatchCommand, applied_reason, crit_outcome, hp_unmoved
@@ -1371,6 +1372,8 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
                             f"{who}'s turn ends")
         case CommandIssued():
             verdicts.append(_command_told(event, rec))
+        case FightEnded():
+            verdicts += _fight_ended(event, state, rec, known.batch.command)
         case ConditionApplied() | ConditionCleared():  # the GM's, a tick's, a deferred cost's (C41)
             told = _also_told(event, seq=rec.seq)
             reason = applied_reason(event, str) if isinstance(event, ConditionApplied) else ""
@@ -1380,6 +1383,34 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,
                        undone=rec.seq in known.voided)
+
+
+def _fight_ended(event: FightEnded, state: FightState, rec: StoredEvent, command: object) -> list[str]:
+    """Why the fight ended (C33): the GM's end (``end_fight``, with its reason and side), or a side found down
+    after a command, each of its combatants as it stands (at 0 HP and Dying, dead, fled or yielded) and who is
+    still standing."""
+    gm = isinstance(command, EndFight)
+    said = {"gm": "the GM ends the fight (C33: at any time)",
+            "yielded": f"{event.side} yielded (C33)", "fled": f"{event.side} fled (C33)",
+            "defeated": f"{event.side} is defeated (C33)"}[event.reason]
+    told = [said + (f": the GM's end_fight, the command at seq {rec.batch}" if gm else
+                    f": found after the command at seq {rec.batch}, every combatant of the side down (at 0 HP and "
+                    "Dying, dead, fled or yielded; Incapacitated and Paralysed are not down)")]
+    if event.note and gm:
+        told.append(f"the GM's note: {event.note}")
+    for side in sorted({f.side for f in state.combatants.values()}, key=lambda s: s != event.side):
+        members = [f for f in state.combatants.values() if f.side == side]
+        told.append(f"{side}: " + "; ".join(f"{f.id} {_standing(f)}" for f in members))
+    return told
+
+
+def _standing(fighter: CombatantState) -> str:
+    """A combatant as the fight ends (C33): out (dead, fled, yielded), at 0 HP (Dying), or standing with its HP."""
+    if fighter.left is not None:
+        return f"{fighter.left} (out of the fight)"
+    if fighter.hp == 0:
+        return "at 0 HP, Dying (down)"
+    return f"standing, HP {fighter.hp}/{fighter.sheet.hp}"
 
 
 def _per_stack(state: FightState, event: DamageResolved, recs: Sequence[StoredEvent]) -> tuple[str, str]:

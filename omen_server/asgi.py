@@ -45,7 +45,7 @@ from omen_core.dice import FacesNeeded
 from omen_core.errors import (
     ConcurrencyError,
 )
-from omen_core.events import ActionSettled, StoredEvent
+from omen_core.events import ActionSettled, FightEnded, StoredEvent
 from omen_core.store import EventStore
 from omen_core.walk import StoreSource, done_under_key
 from omen_replay.explain import Explanation
@@ -588,6 +588,8 @@ def _explainable(found: Explanation, sight: Sight, store: EventStore, fight_id: 
     rec = next(iter(store.read(fight_id, found.seq - 1)), None)
     if rec is None or not all(sight.owns(who) for who in named_by(rec)):
         return False
+    if isinstance(rec.event, FightEnded) and not all(sight.owns(who) for who in sight.max_hp):
+        return False  # its explanation tells how every combatant stands (C33): their HP
     seen = seen_event(rec, sight)
     if seen.event is None or seen.withheld:
         return False

@@ -1364,3 +1364,28 @@ def test_a_heal_names_its_own_recipient_and_says_what_it_restored(hp_cost: int, 
     told = explain_records(fight.events, fight.version)
     assert [(p.name, p.total) for p in told.parts if "healing" in p.name] == [("Drain's healing", 2)]
     assert told.verdicts[-1] == restored and fight.state.combatants["ana"].hp == 20
+
+
+def test_a_fight_ended_by_a_side_down_says_why_and_how_each_combatant_stands() -> None:
+    """C33: Ember Ford ends when the raiders are both at 0 HP (Dying) after the command at seq 299; the explanation
+    of its fight_ended says so and how every combatant stands (it said nothing but its seq)."""
+    records = [msgspec.json.decode(line, type=StoredEvent) for line in EMBER_FORD.read_bytes().splitlines()]
+    ended = next(r for r in records if r.event.__class__.__name__ == "FightEnded")
+    assert explain(records, ended.seq).verdicts == (
+        f"raiders is defeated (C33): found after the command at seq {ended.batch}, every combatant of the side down "
+        "(at 0 HP and Dying, dead, fled or yielded; Incapacitated and Paralysed are not down)",
+        "raiders: vesh at 0 HP, Dying (down); skarn at 0 HP, Dying (down)",
+        "wardens: kael standing, HP 10/24; brin at 0 HP, Dying (down)")
+
+
+def test_a_fight_the_gm_ends_says_it_was_the_gms_command_and_note() -> None:
+    """C33: the GM may end a fight at any time with a reason; the explanation names the command, its note, and
+    each side as it stands, the side ended first."""
+    fight = new_fight(sheet("ash"), msgspec.structs.replace(sheet("bo", side="b"), hp=12), faces=[])
+    fight.end_fight("fled", side="b", note="Bo ran for the ford")
+    ended = fight.events[-1]
+    assert explain(fight.events, ended.seq).verdicts == (
+        f"b fled (C33): the GM's end_fight, the command at seq {ended.batch}",
+        "the GM's note: Bo ran for the ford",
+        "b: bo standing, HP 12/12",
+        f"heroes: ash standing, HP {fight.state.combatants['ash'].hp}/{fight.state.combatants['ash'].sheet.hp}")
