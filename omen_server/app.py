@@ -28,12 +28,13 @@ from litestar.types import ASGIApp
 
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import AnswerDecision, Command, Join, RevealSeed, StartFight, Undo
-from omen_core.content import CombatantSheet, Ruleset, in_words, name_keys, reason_and_path
+from omen_core.content import CombatantSheet, Ruleset, decode_content, in_words, name_keys, reason_and_path
 from omen_core.decisions import OPTIONS_HINT
 from omen_core.dice import FacesNeeded, ManualDice, Stop, SurplusFaces, commitment, describe_dice, describe_rolls
 from omen_core.errors import (
     BadInput,
     ConcurrencyError,
+    ContentError,
     InvalidCommand,
     InvalidDieFace,
     KeyReused,
@@ -92,7 +93,8 @@ from .views import (
 __all__ = ["Fights", "Head", "Created", "FightSummary", "FightsPage", "OptionsView", "CommandRequest",
            "CommandResult", "EventsPage", "Problem", "NeededDie", "CreateFight", "TableSettings", "NewSeat",
            "SeatInfo", "SeatEntry", "SeatMade", "StateView", "SettingsChange", "VerifyView", "HttpCommand",
-           "HTTP_COMMANDS", "may_give_as_sent", "wholes_within", "head_as_get", "ENDLESS", "IdempotencyKeyHeader"]
+           "HTTP_COMMANDS", "ContentText", "ContentRead", "read_pasted", "may_give_as_sent", "wholes_within",
+           "head_as_get", "ENDLESS", "IdempotencyKeyHeader"]
 
 PROBLEM = "application/problem+json"
 #: The ``Idempotency-Key`` header a POST may carry (creating a fight, a seat, a command, dice for a staged one).
@@ -144,6 +146,26 @@ class CreateFight(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     hp_display: HpDisplay = "banded"
     hidden: Ids = ()
     notes: Notes = {}
+
+
+class ContentText(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Content written as a GM writes it for ``omen run`` (docs/content.md), to read before ``POST /fights``:
+    ``kind`` ``sheets`` (one sheet, or several as ``[[combatants]]`` tables) or ``ruleset`` (a whole ruleset);
+    ``text`` the TOML; ``name`` what its errors call it (``kael.toml``; default ``the pasted sheets`` or ``the
+    pasted ruleset``)."""
+
+    kind: Literal["sheets", "ruleset"]
+    text: str
+    name: Annotated[str, msgspec.Meta(max_length=200)] = ""
+
+
+class ContentRead(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Content read and checked (:class:`ContentText`), in JSON as ``POST /fights`` takes it: ``sheets`` (each a
+    sheet of ``combatants``) or ``ruleset``, the one asked for (the other left out)."""
+
+    kind: Literal["sheets", "ruleset"]
+    sheets: tuple[CombatantSheet, ...] | None = None
+    ruleset: Ruleset | None = None
 
 
 class TableSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -1449,6 +1471,34 @@ def _strict(body: bytes, kind: type[T]) -> T:
             return _invalid(body, kind, exc)
         words = json_error_words(str(exc), body)
         raise HTTPException(status_code=400, detail=f"the body is not JSON: {words}") from None
+
+
+class _Roster(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Several sheets in one TOML text: ``[[combatants]]`` tables, as ``POST /fights`` holds them."""
+
+    combatants: tuple[CombatantSheet, ...]
+
+
+def read_pasted(given: ContentText) -> ContentRead:
+    """The sheets or the ruleset a GM wrote in TOML (docs/content.md), read and checked as ``omen run`` reads a
+    file: 422 ``invalid-content`` naming the line and the field (``the pasted sheets:8: Expected `int` >= 1 (at
+    $.hp)``; of several sheets, ``$.combatants[1].hp``). What a fight's rules refuse of a sheet (a damage type its
+    ruleset lacks, C14) is ``POST /fights``'s to say: it does not know the ruleset here."""
+    source = given.name or f"the pasted {given.kind}"
+    try:
+        if given.kind == "ruleset":
+            return ContentRead(kind="ruleset", ruleset=decode_content(given.text, Ruleset, source=source, fmt="toml"))
+        try:
+            several = "combatants" in msgspec.toml.decode(given.text)
+        except (msgspec.DecodeError, RecursionError):
+            several = False  # decode_content names the line
+        if several:
+            roster = decode_content(given.text, _Roster, source=source, fmt="toml")
+            return ContentRead(kind="sheets", sheets=roster.combatants)
+        return ContentRead(kind="sheets", sheets=(decode_content(given.text, CombatantSheet, source=source,
+                                                                 fmt="toml"),))
+    except ContentError as exc:
+        raise Unprocessable(str(exc), "$.text", "invalid-content", "The content does not validate") from None
 
 
 def wholes_within(body: bytes) -> None:

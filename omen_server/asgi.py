@@ -58,6 +58,8 @@ from .app import (
     CommandRequest,
     CommandResult,
     Conflict,
+    ContentRead,
+    ContentText,
     Created,
     CreateFight,
     EventsPage,
@@ -108,6 +110,7 @@ from .app import (
     listen_for_commits,
     may_give_as_sent,
     own_faces_only,
+    read_pasted,
     run_command,
     wholes_within,
 )
@@ -172,6 +175,16 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         creator = request.headers.get("authorization", "") if create_token is not None else ""
         keyed = (creator, idempotency_key, hashlib.sha256(msgspec.json.encode(spec)).hexdigest())
         return await anyio.to_thread.run_sync(create_keyed, spec, keyed)
+
+    @post("/content", status_code=200, summary="Read sheets or a ruleset written in TOML",
+          responses=_errors(400, 401, 413, 422),
+          description="Content as a GM writes it for omen run (docs/content.md): kind `sheets` (one sheet, or "
+                      "several as [[combatants]] tables) or `ruleset`, its TOML in `text`; answers it in JSON, as "
+                      "POST /fights takes it. An error names the line and the field (422 invalid-content, field "
+                      "$.text). Stores nothing. Needs the creation token as POST /fights does.")
+    async def read_content(request: Request[Any, Any, Any]) -> ContentRead:
+        _may_create(request, create_token)
+        return read_pasted(_strict(await request.body(), ContentText))
 
     def create(data: CreateFight, fight_id: str | None = None, gm_token: str | None = None,
                answer: tuple[str, str, str, bytes] | None = None) -> Created:
@@ -540,8 +553,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                                               "key": named, "source": source}])
         return ServerSentEvent(_follow(fights, fight_id, seat, start, token), retry_duration=1000)
 
-    return [create_fight, list_fights, make_seat, seats, my_seat, settings, change_settings, state, options,
-            command, events, explain_seq, verify_fight, log, session, stream]
+    return [create_fight, read_content, list_fights, make_seat, seats, my_seat, settings, change_settings, state,
+            options, command, events, explain_seq, verify_fight, log, session, stream]
 
 
 def _whole_or_403(fights: Fights, fight_id: str, seat: Seat, what: str) -> None:

@@ -31,6 +31,8 @@ from omen_replay.explain import Explanation
 from .app import (
     CommandRequest,
     CommandResult,
+    ContentRead,
+    ContentText,
     Created,
     CreateFight,
     EventsPage,
@@ -55,11 +57,13 @@ __all__ = ["openapi_config", "complete", "WIRE_TYPES", "BODIES", "ANSWERS", "RAW
 #: Every type that goes over the wire as JSON, requests and answers: their schemas are msgspec's.
 WIRE_TYPES: tuple[type, ...] = (CreateFight, CommandRequest, NewSeat, SettingsChange, GiveDice, Created, FightsPage,
                                 SeatMade, SeatInfo, SeatEntry, TableSettings, StateView, OptionsView, StagedView,
-                                CommandResult, EventsPage, Explanation, VerifyView, Problem)
+                                CommandResult, EventsPage, Explanation, VerifyView, Problem, ContentText,
+                                ContentRead)
 
 _PROBLEM = {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
 #: The body each operation takes (the handlers decode it themselves, strictly: Litestar never does).
 BODIES: dict[tuple[str, str], type] = {("/fights", "post"): CreateFight,
+                                       ("/content", "post"): ContentText,
                                        ("/fights/{fight_id}/seats", "post"): NewSeat,
                                        ("/fights/{fight_id}/settings", "post"): SettingsChange,
                                        ("/fights/{fight_id}/commands", "post"): CommandRequest,

@@ -105,6 +105,36 @@
     return kept;
   }
 
+  // What a set-up box holds, as POST /fights takes it: JSON as it is; anything else is TOML, as omen run reads it,
+  // which the server reads (POST /content: its errors name the line and the field); undefined for an empty box,
+  // null when it could not be read (the reason is shown in `out`).
+  async function pastedContent(kind, text, headers, out) {
+    const given = text.trim();
+    if (!given) return undefined;
+    if (/^[{]/.test(given) || /^\[\s*([{\]]|$)/.test(given)) {  // an object, or a list of objects: JSON
+      try {
+        return JSON.parse(given);
+      } catch (error) {
+        out.textContent = `${kind === "sheets" ? "The pasted sheets are" : "The pasted ruleset is"} not JSON: ` +
+          error.message;
+        return null;
+      }
+    }
+    let answer;
+    try {
+      answer = await fetch("/content", { method: "POST", headers, body: JSON.stringify({ kind, text: given }) });
+    } catch (error) {
+      out.textContent = `The server did not answer (${error.message}); try again.`;
+      return null;
+    }
+    if (!answer.ok) {
+      out.textContent = await problemText(answer);
+      return null;
+    }
+    const read = await answer.json();
+    return kind === "sheets" ? read.sheets : read.ruleset;
+  }
+
   async function setup(form) {
     const kept = creationToken(form);
     form.addEventListener("submit", async (event) => {
@@ -117,16 +147,12 @@
         const sheets = await (await fetch("/sheets")).json();
         combatants = picked.map((id) => sheets[id]);
       }
-      const pasted = $("#setup-json", form).value.trim();
-      if (pasted) {
-        try {
-          const value = JSON.parse(pasted);
-          combatants = combatants.concat(Array.isArray(value) ? value : [value]);
-        } catch (error) {
-          out.textContent = `The pasted sheets are not JSON: ${error.message}`;
-          return;
-        }
-      }
+      const headers = { "Content-Type": "application/json" };
+      const token = kept || ($("#setup-token", form) || { value: "" }).value.trim();
+      if (token) headers.Authorization = `Bearer ${token}`;
+      const pasted = await pastedContent("sheets", $("#setup-json", form).value, headers, out);
+      if (pasted === null) return;
+      if (pasted !== undefined) combatants = combatants.concat(Array.isArray(pasted) ? pasted : [pasted]);
       const body = {
         title: $("#setup-title", form).value,
         dice: $("input[name=dice]:checked", form).value,
@@ -134,18 +160,10 @@
         combatants,
       };
       // a table's own ruleset (its conditions: a GM could not start a fight with Burning from the page: a tester)
-      const ruleset = ($("#setup-ruleset", form) || { value: "" }).value.trim();
-      if (ruleset) {
-        try {
-          body.ruleset = JSON.parse(ruleset);
-        } catch (error) {
-          out.textContent = `The pasted ruleset is not JSON: ${error.message}`;
-          return;
-        }
-      }
-      const headers = { "Content-Type": "application/json" };
-      const token = kept || ($("#setup-token", form) || { value: "" }).value.trim();
-      if (token) headers.Authorization = `Bearer ${token}`;
+      const ruleset = await pastedContent("ruleset", ($("#setup-ruleset", form) || { value: "" }).value, headers,
+        out);
+      if (ruleset === null) return;
+      if (ruleset !== undefined) body.ruleset = ruleset;
       // one key for this fight's creation: a request whose answer is lost on the way is sent again with it, and
       // the server answers with the fight it made rather than making another (docs/server.md, Idempotency-Key)
       headers["Idempotency-Key"] = Array.from(crypto.getRandomValues(new Uint8Array(16)),

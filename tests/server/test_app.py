@@ -1229,3 +1229,91 @@ class TestSessionPage:
         assert "default-src 'none'" in policy and answer.headers["x-content-type-options"] == "nosniff"
         assert answer.headers["referrer-policy"] == "no-referrer"
         assert answer.headers["content-type"] == "text/html; charset=utf-8"
+
+
+#: The five attributes of a sheet in TOML, each d6 +0 (C1).
+_ATTRIBUTES = "".join(f'{a} = {{ die = "d6", bonus = 0 }}\n' for a in ("STR", "AGI", "INT", "RES", "FCS"))
+
+
+class TestContent:
+    """``POST /content``: sheets and rulesets a GM wrote in TOML, read as ``omen run`` reads a file (docs/content.md),
+    answered in JSON as ``POST /fights`` takes them."""
+
+    def test_a_toml_sheet_is_answered_as_the_json_post_fights_takes(self) -> None:
+        """Kael's sheet file, pasted, comes back as the sheet ``load_sheet`` reads from it; a fight made of it
+        and Vesh's starts."""
+        table = Table(create_token="tok")
+        with table.client:
+            text = (SHEETS / "kael.toml").read_text()
+            answer = table.client.post("/content", headers={"Authorization": "Bearer tok"},
+                                       json={"kind": "sheets", "text": text})
+            assert answer.status_code == 200, answer.text
+            assert answer.json() == {"kind": "sheets", "sheets": [as_json(sheet("kael"))]}
+            made = table.client.post("/fights", headers={"Authorization": "Bearer tok"},
+                                     json={"combatants": [*answer.json()["sheets"], sheet("vesh")]})
+            assert made.status_code == 201, made.text
+
+    def test_several_sheets_are_combatants_tables(self) -> None:
+        """Two sheets as ``[[combatants]]`` tables come back as two sheets, in order."""
+        table = Table()
+        with table.client:
+            text = "".join(f'[[combatants]]\nid = "{who}"\nname = "{who.title()}"\nside = "{side}"\nhp = {hp}\n'
+                           "[combatants.attributes]\n" + _ATTRIBUTES
+                           for who, side, hp in (("kael", "wardens", 24), ("vesh", "raiders", 16)))
+            answer = table.client.post("/content", json={"kind": "sheets", "text": text})
+            assert answer.status_code == 200, answer.text
+            assert [(s["id"], s["hp"]) for s in answer.json()["sheets"]] == [("kael", 24), ("vesh", 16)]
+
+    def test_a_ruleset_is_read_whole(self) -> None:
+        """The shipped core ruleset, pasted as TOML, comes back equal to the ruleset omen loads."""
+        from omen_core.content import CORE_RULESET
+
+        table = Table()
+        with table.client:
+            text = (ROOT / "omen_core" / "data" / "core.toml").read_text()
+            answer = table.client.post("/content", json={"kind": "ruleset", "text": text})
+            assert answer.status_code == 200, answer.text
+            assert answer.json() == {"kind": "ruleset", "ruleset": as_json(CORE_RULESET)}
+
+    @pytest.mark.parametrize(("kind", "text", "detail"), [
+        ("sheets", 'id = "kael"\nname = "K"\nside = "a"\nhp = 0\n',
+         "the pasted sheets:4: Expected `int` >= 1 (at $.hp)"),
+        ("sheets", 'id = "kael"\nname = "K"\nside = "a"\nhp = 5\n[attributes]\nSTR = { die = "d8", bonsu = 2 }\n',
+         "the pasted sheets:6: Object contains unknown field `bonsu` (at $.attributes.STR.bonsu)"),
+        ("sheets", '[[combatants]]\nid = "a"\nname = "A"\nside = "x"\nhp = 3\n[combatants.attributes]\n'
+                   + _ATTRIBUTES + '[[combatants]]\nid = "b"\nname = "B"\nside = "y"\nhp = "lots"\n',
+         "the pasted sheets:16: Expected `int`, got `str` (at $.combatants[1].hp)"),
+        ("sheets", 'id = "kael"\nname = "K\n', None),
+        ("ruleset", "[economy]\nactions = -1\n", None),
+    ])
+    def test_bad_content_is_a_422_naming_its_line_and_field(self, kind: str, text: str, detail: str | None) -> None:
+        """A sheet or ruleset that does not validate is 422 ``invalid-content`` at ``$.text``, its detail naming
+        the line and the field as ``omen run`` names them in a file; nothing is stored."""
+        table = Table()
+        with table.client:
+            named = "" if detail else "x.toml"
+            answer = table.client.post("/content", json={"kind": kind, "text": text, "name": named})
+            problem = answer.json()
+            assert answer.status_code == 422 and problem["type"] == "/problems/invalid-content", problem
+            assert problem["field"] == "$.text"
+            if detail is not None:
+                assert problem["detail"] == detail
+            else:
+                assert problem["detail"].startswith("x.toml:2: ") and " (at $" in problem["detail"], problem
+            assert table.store.fights() == []
+
+    def test_reading_content_needs_the_creation_token_the_server_set(self) -> None:
+        """With a creation token, POST /content without it is 401 (as POST /fights is)."""
+        table = Table(create_token="tok")
+        with table.client:
+            answer = table.client.post("/content", json={"kind": "sheets", "text": 'id = "a"'})
+            assert answer.status_code == 401 and "creation token" in answer.json()["detail"]
+
+    def test_a_request_of_another_shape_is_a_400(self) -> None:
+        """An unknown kind or a field the request has not is 400 at its path."""
+        table = Table()
+        with table.client:
+            answer = table.client.post("/content", json={"kind": "scenario", "text": ""})
+            assert answer.status_code == 400 and answer.json()["field"] == "$.kind", answer.text
+            answer = table.client.post("/content", json={"kind": "sheets", "text": "", "toml": True})
+            assert answer.status_code == 400 and answer.json()["field"] == "$.toml", answer.text

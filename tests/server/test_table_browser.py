@@ -762,3 +762,53 @@ def test_the_gm_sets_what_players_see_of_hp_on_the_page(tmp_path: Path) -> None:
                 browser.close()
     finally:
         server.stop()
+
+
+def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_path: Path) -> None:
+    """The set-up page takes what a GM wrote for ``omen run``: Vesh's sheet file and a ruleset file with a
+    condition of the table's own, pasted as TOML (it took JSON alone: a GM could not paste their files). A typo
+    is said with its line and field and makes nothing; fixed, the fight starts with the pasted sheet and Burning
+    in its ruleset."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    watch = Watch(f"http://127.0.0.1:{server.port}")
+    vesh = (ROOT / "omen_replay" / "data" / "ember-ford" / "sheets" / "vesh.toml").read_text()
+    ruleset = (ROOT / "omen_core" / "data" / "core.toml").read_text() + (
+        '\n[conditions.Burning]\nplaceholder = true\ntick = "turn_start"\nduration = 2\n'
+        '[conditions.Burning.damage]\ndice = { count = 1, die = "d4" }\ndamage_type = "fire"\n')
+    try:
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
+                gm.set_default_timeout(10_000)
+                gm.goto(server.setup_link)
+                gm.fill("#setup-title", "From the GM's files")
+                gm.uncheck("input[name=sheet][value=vesh]")
+                gm.fill("#setup-json", vesh.replace("hp = 12", 'hp = "twelve"', 1))
+                gm.fill("#setup-ruleset", ruleset)
+                gm.click("#setup button[type=submit]")
+                line = 1 + next(i for i, text in enumerate(vesh.splitlines()) if text.startswith("hp = "))
+                expect(gm.locator("#setup-result")).to_have_text(
+                    f"The content does not validate: the pasted sheets:{line}: Expected `int`, got `str` (at $.hp)")
+                assert server.call("GET", "/fights")[1]["fights"] == []
+                gm.fill("#setup-json", vesh)
+                gm.click("#setup button[type=submit]")
+                link = gm.locator("#gm-link")
+                expect(link).to_be_visible()
+                fight = str(link.get_attribute("href")).split("/table/")[1].split("#")[0]
+                token = str(link.get_attribute("href")).split("#token=")[1]
+                status, state = server.call("GET", f"/fights/{fight}/state", token=token)
+                assert status == 200, state
+                assert sorted(c["id"] for c in state["combatants"]) == ["kael", "vesh"], state["combatants"]
+                assert server.call("POST", f"/fights/{fight}/commands", {"command": {
+                    "command": "apply_condition", "who": "vesh", "condition": "Burning"}}, token=token)[0] == 201
+                gm.screenshot(path=str(ARTIFACTS / "setup-toml.png"))
+                assert watch.errors == ["Failed to load resource: the server responded with a status of 422 "
+                                        "(Unprocessable Entity)"] and watch.outside == [], (watch.errors, watch.outside)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
