@@ -47,6 +47,7 @@ from omen_core.events import CombatantJoined, FightStarted
 from omen_core.extensions import window
 from omen_core.hooks import ExtensionFailed
 from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, digit_run, json_error_words, named_twice
+from omen_core.machine import Phase
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
 from omen_core.state import FightState
@@ -1222,9 +1223,13 @@ def refused_while_waiting(fight: Fight, sight: Sight, exc: RuleViolation) -> Rul
     made from what the seat is shown of that decision alone (its ``waiting``): the engine's words named the step
     (``reaction window open``) and its responders, one the seat saw having answered and a hidden one ``(hidden)``,
     which told a player that a hidden foe was in reach while its state showed nothing waiting (found by a tester).
-    Any other refusal, and the GM's, is the engine's own."""
+    Once the fight has ended, any refusal is said so (C33): the engine's words listed what is legal then, the GM's
+    reveal, undo and redo, as if the seat could give them. Any other refusal, and the GM's, is the engine's own."""
     if sight.gm:
         return exc
+    if fight.state.phase is Phase.ENDED:  # the engine's words list what is left: the GM's reveal, undo and redo
+        return RuleViolation("C33", "the fight has ended: a player's or spectator's seat has no command left to give "
+                                    "(the GM may still reveal the seed, undo or redo)")
     now = fight.options(offers=False)
     if now.waiting is None or any(sight.owns(who) for who in now.waiting.who):
         return exc

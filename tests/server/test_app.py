@@ -417,7 +417,9 @@ class TestCommands:
 
     def test_a_players_action_after_the_end_is_refused_as_the_fight_has_ended(self, table: Any) -> None:
         """C33: after end_fight Alice's attack is refused as the GM's is, 422 saying the fight has ended, with
-        nothing written (it was 403 "the GM's before the rounds", a rule for the set-up; found by a tester)."""
+        nothing written (it was 403 "the GM's before the rounds", a rule for the set-up; found by a tester); to Alice
+        with rule C33 and without the engine's list of what is legal then, the GM's reveal, undo and redo (a
+        tester: it read "legal now: reveal the seed; undo and redo" to a seat that may give none of them)."""
         from tests.sheets import sheet as plain
 
         table.create(dice="manual", names=(), combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))),
@@ -430,8 +432,10 @@ class TestCommands:
         attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True, "dice": [6, 6]}
         told = [table.command(attack, token=token) for token in (alice, None)]
         assert [t.status_code for t in told] == [422, 422], [t.text for t in told]
-        assert [t.json()["detail"] for t in told] == [told[1].json()["detail"]] * 2
-        assert told[0].json()["detail"].startswith("[phase] the fight has ended: cannot act"), told[0].text
+        assert told[1].json()["detail"].startswith("[phase] the fight has ended: cannot act"), told[1].text
+        assert (told[0].json()["rule"], told[0].json()["detail"]) == ("C33", (
+            "[C33] the fight has ended: a player's or spectator's seat has no command left to give (the GM may "
+            "still reveal the seed, undo or redo)")), told[0].text
         assert lines(table.store, "duel") == before
 
     def test_once_the_fight_has_ended_it_is_no_ones_turn(self, table: Any) -> None:
