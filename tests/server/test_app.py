@@ -313,6 +313,19 @@ class TestCommands:
         assert table.command({"command": "undo"}).status_code == 422
         assert table.command({"command": "redo"}).status_code == 201
 
+    @pytest.mark.parametrize("to_seq", [999, 5])
+    def test_an_undo_refused_for_its_to_seq_names_the_field(self, table: Any, to_seq: int) -> None:
+        """An undo whose ``to_seq`` is past the head or inside a command is refused at ``$.command.to_seq``, the
+        detail ending ``(at $.command.to_seq)`` as docs/server.md says of a refused field (it named no field:
+        a tester)."""
+        table.create()
+        assert table.command({"command": "roll_initiative"}).status_code == 201
+        before = lines(table.store, "duel")
+        problem = table.command({"command": "undo", "to_seq": to_seq}).json()
+        assert (problem["status"], problem["rule"], problem["field"]) == (422, "undo", "$.command.to_seq"), problem
+        assert problem["detail"].endswith("(at $.command.to_seq)"), problem
+        assert lines(table.store, "duel") == before
+
     def test_a_refusal_says_where_an_http_client_finds_what_is_legal(self, table: Any) -> None:
         """C8: an Active Defense answered with no window open is refused saying no decision is open and that GET
         /fights/duel/options lists what is accepted (the engine's words name omen status and Fight.options(), the
