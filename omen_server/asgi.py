@@ -723,14 +723,16 @@ def _stop_streams_on_signals(fights: Fights) -> None:
 
 def _before(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
     """The hook every request passes before its handler: OPTIONS answered (:func:`_allow`), then a query parameter
-    or header given twice refused (:func:`guard.check_once`), a body not sent as JSON (:func:`guard.check_media_type`)
-    and a body nested too deep (:func:`guard.check_body`), before anything decodes it."""
+    or header given twice refused (:func:`guard.check_once`), a fight id in the path that is none
+    (:func:`guard.check_path`), a body not sent as JSON (:func:`guard.check_media_type`) and a body nested too deep
+    (:func:`guard.check_body`), before anything decodes it."""
     allow = _allow(routes)
 
     async def hook(request: Request[Any, Any, Any]) -> Response[bytes] | None:
         answered: Response[bytes] | None = await allow(request)
         if answered is None:
             guard.check_once(request.scope)
+            guard.check_path(request)
             await guard.check_media_type(request)
             await guard.check_body(request)
         return answered

@@ -19,10 +19,12 @@ from typing import Any
 import structlog
 from litestar.exceptions import HTTPException, ValidationException
 
+from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
+
 from .limits import MAX_JSON_DEPTH, MAX_SEQ
 
-__all__ = ["too_deep", "check_body", "check_once", "check_media_type", "ONCE", "parse_seq", "new_create_token",
-           "same_token", "page_headers", "log_failure"]
+__all__ = ["too_deep", "check_body", "check_once", "check_path", "check_media_type", "ONCE", "parse_seq",
+           "new_create_token", "same_token", "page_headers", "log_failure"]
 
 log = structlog.get_logger("omen.server")
 
@@ -87,6 +89,16 @@ def check_once(scope: Any) -> None:
         if name in ONCE and name in seen:
             _twice(ONCE[name], "header", "header")
         seen.add(name)
+
+
+def check_path(request: Any) -> None:
+    """Refuse (400, at ``path.fight_id``) a fight id in the path that is no fight id (:data:`FIGHT_ID`, as the
+    OpenAPI document's pattern says: ``dup\\n``, a space, 129 characters), before the token is looked at: a
+    token of another fight was told "this token is for another fight" (403) about an id no fight can have."""
+    given = request.path_params.get("fight_id") if hasattr(request, "path_params") else None
+    if isinstance(given, str) and not FIGHT_ID.match(given):
+        raise ValidationException(detail="not a fight id", extra=[{
+            "message": f"{given[:140]!r} is not a fight id: {FIGHT_ID_WORDS}", "key": "fight_id", "source": "path"}])
 
 
 def _twice(name: str, source: str, what: str) -> None:

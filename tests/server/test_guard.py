@@ -123,3 +123,22 @@ class TestCheckOnce:
         """Authorization, Idempotency-Key or Content-Type twice (names in any case) is refused at
         ``header.<Name>``; a header omen does not read may come twice."""
         assert _said_twice({"query_string": b"", "headers": headers}) == said
+
+
+@pytest.mark.parametrize("fight_id", ["dup%0A", "%20bad", "a" * 129, "-lead", "sp%20ace"])
+def test_a_path_fight_id_that_is_none_is_a_400_before_the_token(fight_id: str) -> None:
+    """docs/server.md (Errors, 400): a fight id in the path not matched whole by the id pattern is 400 at
+    ``path.fight_id``, whatever the token (a token of another fight was told 403 "this token is for another fight",
+    found by a tester); a well-formed unknown id is still 403 to that token."""
+    from tests.server.test_app import Table
+
+    table = Table()
+    with table.client:
+        table.create()
+        for headers in (table.auth(), {}):
+            answer = table.client.get(f"/fights/{fight_id}/state", headers=headers)
+            problem = answer.json()
+            assert (answer.status_code, problem["type"], problem["field"]) == (
+                400, "/problems/invalid-body", "path.fight_id"), problem
+            assert " is not a fight id: " in problem["detail"] and problem["detail"].endswith("(at path.fight_id)")
+        assert table.client.get("/fights/nope/state", headers=table.auth()).status_code == 403
