@@ -160,7 +160,7 @@ class _Names:
         self.damage_roll: tuple[Die, ...] = ()  # the dice of the last damage roll, for the damage it deals (C25)
         self.bonuses: dict[str, dict[str, int]] = {}  # each combatant's sheet attribute bonuses, as it joined
         self.labels: dict[str, dict[str, str]] = {}  # each combatant's weapons' labels, by id
-        self.attacks: dict[int, tuple[str, str]] = {}  # each attack declared: its attacker and weapon's label
+        self.attacks: dict[int, tuple[str, str, str]] = {}  # each attack declared: its attacker, weapon's label, target
         self.lowered: dict[int, Lowered] = {}  # what conditions changed of an attack's primary bonus, by action
         self.command: Any = None  # the command whose events are being told (its own ``command_issued``'s)
         self.initiatives: dict[str, RollTotal] = {}  # the initiatives rolled, until the order is set (C19)
@@ -175,10 +175,17 @@ class _Names:
         self.bonuses[sheet.id] = {name: sheet.attributes[name].bonus for name in ATTRIBUTES}
         self.labels[sheet.id] = {w.id: w.label for w in sheet.weapons}
 
-    def declared(self, action: int, attacker: str, weapon: str | None) -> None:
-        """An attack declared at ``action``: whose, and with which weapon (by its label, as the damage names it)."""
+    def declared(self, action: int, attacker: str, weapon: str | None, target: str) -> None:
+        """An attack declared at ``action``: whose, with which weapon (by its label, as the damage names it), and on
+        whom (whose sheet the defense's bonuses are told against, C28)."""
         label = self.labels.get(attacker, {}).get(weapon, weapon) if weapon is not None else "unarmed"
-        self.attacks[action] = (attacker, label)
+        self.attacks[action] = (attacker, label, target)
+
+    def lowered_by(self, who: str, attribute: str, bonus: int) -> int:
+        """What conditions changed of ``who``'s ``attribute`` bonus, a roll's ``bonus`` against its sheet's (C28); 0
+        for a sheet not known."""
+        sheet = self.bonuses.get(who, {}).get(attribute)
+        return bonus - sheet if sheet is not None else 0
 
 
 class Lowered(NamedTuple):
@@ -364,17 +371,17 @@ def crit_outcome(e: HitDetermined) -> str:
 
 def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     a, d, c = e.attack, e.defense, e.crit_check
-    attacker, label = names.attacks.pop(e.action, ("", ""))  # kept no longer: a long log holds no attack past its hit
-    sheet = names.bonuses.get(attacker, {}).get(a.attribute)
-    conditions = a.attribute_bonus - sheet if sheet is not None else 0  # C28: what conditions changed of the bonus
+    attacker, label, target = names.attacks.pop(e.action, ("", "", ""))  # kept no longer: none past its hit
+    conditions = names.lowered_by(attacker, a.attribute, a.attribute_bonus)  # C28: what conditions changed of it
     if conditions and e.hit:
         names.lowered[e.action] = Lowered(conditions, label, label != "unarmed", e.crit)
     yield "result", f"  hit total {a.total} = {_terms(a.terms(conditions))}"
-    die, *rating = d.base_terms()
+    die, *rating = d.base_terms(names.lowered_by(target, "RES", d.res_bonus))  # the defender's too (C28)
     active = ""
     if d.active:
         x = d.active
-        own = [t for t in x.terms() if not (t.kind == "active_rating" and x.defense == "dodge")]  # no Dodge rating
+        own = [t for t in x.terms(names.lowered_by(target, x.attribute, x.attribute_bonus))
+               if not (t.kind == "active_rating" and x.defense == "dodge")]  # no Dodge rating
         active = f" + {x.defense} {x.amount} ({_terms(own, every=True)})"
     yield "result", (f"  defense {d.total} = {_terms([die])} + Defense Rating {d.defense_rating} "
                      f"({_terms(rating, every=True)}){active}")
@@ -805,7 +812,8 @@ class Narrator(Visitor):
                 self.names.join(c.sheet)
             for frame in state.stack:  # the attacks in progress, for the hit they await (C28: _hit)
                 if isinstance(frame, AttackFrame):
-                    self.names.declared(frame.declared_at, frame.declaration.attacker, frame.declaration.weapon)
+                    self.names.declared(frame.declared_at, frame.declaration.attacker, frame.declaration.weapon,
+                                        frame.declaration.target)
             self.names.turn = state.turn
             self.hp = {cid: c.hp for cid, c in state.combatants.items()}
         self.told: list[Line] = []
@@ -822,7 +830,7 @@ class Narrator(Visitor):
         narrator has followed through the events it told, those undone left out)."""
         event = rec.event
         if isinstance(event, AttackDeclared):
-            self.names.declared(rec.seq, event.attacker, event.weapon)
+            self.names.declared(rec.seq, event.attacker, event.weapon, event.target)
         elif isinstance(event, (ActionSettled, ActionCancelled)):  # an action over: nothing of it is kept
             self.names.attacks.pop(event.action, None)
             self.names.lowered.pop(event.action, None)

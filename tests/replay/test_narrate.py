@@ -113,6 +113,24 @@ class TestPrimaryBonusLoweredByConditions:
         assert texts[-1] == ("Ashwood bow: 6 piercing (4 die + 0 bonus - 1 conditions + 3 WD) - 1 armor = 5 to Vesh "
                              "the Cinder-Hand's HP (C12, C13)")
 
+    def test_the_defenders_bonuses_are_split_too(self) -> None:
+        """C11, C28: Fatigued Bo (RES +1, AGI +1) dodges Ash's axe: the defense line says the sheet's +1 RES and
+        +1 AGI and the conditions' -1 apart, as the hit line does for the attacker (it read "0 RES" and "0 AGI",
+        Fatigued unnamed: a tester): base 3 + (1 - 1) = 3, Dodge 4 + (1 - 1) = 4, defense 7 against hit 10."""
+        from omen_core.content import Weapon
+        from tests.fights import new_fight
+
+        ash = msgspec.structs.replace(sheet("ash", STR=(8, 2)), weapons=(Weapon(id="axe", weapon_damage=4),))
+        bo = msgspec.structs.replace(sheet("bo", side="b", RES=(6, 1), AGI=(6, 1)), hp=30)
+        fight = new_fight(ash, bo, faces=[6, 2, 3, 4])
+        fight.apply_condition("bo", "Fatigued", stacks=1)
+        fight.attack("ash", "bo")
+        fight.defend("bo", "dodge")
+        texts = [line.text.strip() for line in narrate(fight.events)]
+        assert "hit total 10 = 6 (primary) + 2 (FCS) + 2 STR" in texts
+        assert ("defense 7 = 3 RES die + Defense Rating 0 (1 RES - 1 conditions + 0 armor) + dodge 4 (4 die + 1 AGI "
+                "- 1 conditions)") in texts
+
     def test_a_live_narrator_splits_the_hit_of_an_attack_declared_before(self) -> None:
         """omen do's narrator, given the state before the answer to the Active Defense window (the attack declared
         in an earlier command), splits the hit and the damage the answer resolves: 6 + 2 + 2 - 1 = 9, 6 + 2 - 1 + 4
