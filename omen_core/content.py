@@ -789,7 +789,7 @@ class Deferred(_Content, frozen=True, kw_only=True):
         super().__post_init__()
         wrong = next((k for k, e in enumerate(self.effects) if e.to != "actor"), None)
         if wrong is not None:  # it settles on the owner alone: "target" (the default) would say otherwise
-            raise ValueError(_at(f"effects[{wrong}].to", "a deferred cost is its owner's own (C41): each of its "
+            raise ValueError(_at(f"effects[{wrong}].to", "[C41] a deferred cost is its owner's own: each of its "
                                                          "effects goes to the owner (to = \"actor\")"))
 
 
@@ -1057,7 +1057,7 @@ class AbilityLibrary(_Content, frozen=True, kw_only=True):
         super().__post_init__()
         for key, ability in self.abilities.items():
             if ability.id and ability.id != key:
-                why = f"ability {key!r} says its id is {ability.id!r}: leave id out or make them equal"
+                why = f"[C37] ability {key!r} says its id is {ability.id!r}: leave id out or make them equal"
                 raise ValueError(_at(f"abilities{key_step(key)}.id", why))
 
     def get(self, ability_id: str) -> Ability | None:

@@ -373,7 +373,8 @@ def test_a_deferred_cost_on_another_than_its_owner_is_refused_at_its_line(to: st
         decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
     assert (info.value.source, info.value.line, info.value.path) == (
         "party.toml", 8, "$.abilities.surge.deferred.effects[1].to")
-    assert 'goes to the owner (to = "actor")' in str(info.value)
+    assert info.value.reason.startswith("[C41] a deferred cost is its owner's own") and (
+        'goes to the owner (to = "actor")' in str(info.value))
 
 
 SHEET_HEAD = ('id = "k"\nname = "K"\nside = "s"\nhp = 3\nattributes = { STR = { die = "d6" }, AGI = { die = "d6" }, '
@@ -389,12 +390,14 @@ SHEET_HEAD = ('id = "k"\nname = "K"\nside = "s"\nhp = 3\nattributes = { STR = { 
     (CombatantSheet, SHEET_HEAD + 'features = { rogue_routing = true }\nabilities = [\n  "riposte",\n'
      '  "rogue_routing",\n]\n', 9, "$.abilities[1]", "features.rogue_routing is the shorthand"),
     (AbilityLibrary, '\n[abilities.x]\nname = "X"\nid = "y"\nuse = "passive"\n'
-     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', 4, "$.abilities.x.id", "says its id is 'y'"),
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', 4, "$.abilities.x.id",
+     "[C37] ability 'x' says its id is 'y'"),
 ])
 def test_a_problem_with_one_listed_ability_names_its_own_line(kind: type, toml: str, line: int, path: str,
                                                                said: str) -> None:
     """C37: an ability written out without an id, one listed twice, one a shorthand key stands for too, a library
-    ability whose id is not its key: each is refused at that ability's own field and line, not the file's top."""
+    ability whose id is not its key: each is refused at that ability's own field and line, not the file's top,
+    citing C37 (the last did not: a tester)."""
     with pytest.raises(ContentError) as info:
         decode_content(toml, kind, source="k.toml", fmt="toml")
     assert (info.value.line, info.value.path) == (line, path) and said in str(info.value)
