@@ -45,6 +45,7 @@ class StoryCard:
     by: str = ""  # whose roll the verdict is (the attacker, the saver), and against whom: its colour is the viewer's
     against: str = ""
     answered: StoryCard | None = field(default=None, repr=False, compare=False)  # a reaction's: the action's card
+    rolled: bool = False  # whether dice the seat sees were rolled in it (an undo of it rewinds a seeded fight's dice)
 
 
 Names = Mapping[str, str]
@@ -537,6 +538,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                     cards.remove(batch_card)  # the command's card is the action's: what came before it leads
                     card.seq, card.lines = batch_card.seq, list(batch_card.lines)
                     card.seqs, card.batches = list(batch_card.seqs), set(batch_card.batches)
+                    card.rolled = batch_card.rolled
                 cards.append(card)
                 by_batch[rec.batch] = card
             else:
@@ -546,11 +548,13 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                     if batch_card in cards:  # the answer's command card is the action's card now
                         cards.remove(batch_card)
                     card.lines += batch_card.lines
+                    card.rolled = card.rolled or batch_card.rolled
                 by_batch[rec.batch] = card
         else:
             card = by_batch.get(rec.batch) or _loose(cards, by_batch, rec)
         card.seqs.append(rec.seq)
         card.batches.add(rec.batch)
+        card.rolled = card.rolled or kind == "dice_rolled"
         if action is None and kind in ("damage_resolved", "save_resolved"):
             _condition_rolls(card.lines, kind, e, names)
         if kind == "attack_declared" and action in reactions:

@@ -580,26 +580,31 @@
 
     // Undo asks twice: the first press shows what it will undo (the last command, or every card from the seq
     // typed on), the second gives it.
+    // What the undo takes back, in words, and whether dice were rolled in it (the GM's cards say: data-rolled).
     function undoPreview(form) {
       const line = $(".undo-preview", form);
       const back = $("input[data-path=to_seq]", form);
       const from = back && back.value !== "" ? Number(back.value) : null;
-      if (from === null) return line ? line.dataset.default : "";
+      if (from === null) return { said: line ? line.dataset.default : "", rolled: Boolean(line && "rolled" in line.dataset) };
       const cards = $$(".log .entry:not(.struck)").filter((entry) => Number(entry.dataset.seq) >= from
         && !["undo", "redo"].includes(entry.dataset.kind)).reverse(); // the log is newest first: oldest first here
-      return cards.length ? cards.map((entry) => `#${entry.dataset.seq} ${entry.dataset.said}`).join("; ")
-        : `nothing: no card from #${from} on`;
+      return {
+        said: cards.length ? cards.map((entry) => `#${entry.dataset.seq} ${entry.dataset.said}`).join("; ")
+          : `nothing: no card from #${from} on`,
+        rolled: cards.some((entry) => "rolled" in entry.dataset),
+      };
     }
 
     function armUndo(form) {
       const button = $("button[data-confirm-undo]", form);
       if (!button || form.dataset.armed === "yes") return false;
-      const said = undoPreview(form);
+      const { said, rolled } = undoPreview(form);
       const line = $(".undo-preview", form);
       // in a seeded fight the roll counter rewinds with the undo: the same rolls made next show the same faces,
-      // which every seat has seen (docs/rulings.md, "Undo does not hide a re-roll"; a tester's player foresaw hers)
+      // which every seat has seen (docs/rulings.md, "Undo does not hide a re-roll"; a tester's player foresaw hers);
+      // said only where dice were rolled in what it undoes (an undone condition rolled none: a tester)
       const panel = $(".table-panel");
-      const again = panel && panel.dataset.dice === "seeded" && !said.startsWith("nothing")
+      const again = panel && panel.dataset.dice === "seeded" && rolled && !said.startsWith("nothing")
         ? " Its dice come again, face for face, for the same rolls made next (the seed's counter rewinds), and every seat has seen them."
         : "";
       const asked = said ? `This undoes ${said}.${again} Press again to confirm.` : "Nothing to undo.";
@@ -825,7 +830,7 @@
       }
       const line = $(".undo-preview", form);
       if (line) {
-        const said = undoPreview(form);
+        const { said } = undoPreview(form);
         line.textContent = said ? `Undoes ${said}` : "Nothing to undo yet.";
       }
     });

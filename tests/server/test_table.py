@@ -393,7 +393,9 @@ class TestTheFirstScreen:
 
     def test_the_undo_form_says_what_it_will_undo(self, table: Any) -> None:
         """The GM's undo form names the card the undo takes back (its seq and headline: Kael's end of turn), and
-        after the undo, the card before it (initiative); its button asks for a confirmation in the page."""
+        after the undo, the card before it (initiative); its button asks for a confirmation in the page. The preview
+        and the GM's cards say where dice were rolled (``data-rolled``: initiative, not the end of the turn), for the
+        confirmation's word on dice coming again in a seeded fight; a player's cards do not."""
         table.create()
         table.command({"command": "roll_initiative", "dice": [6, 1]})
         table.command({"command": "end_turn", "who": "kael"})
@@ -403,8 +405,11 @@ class TestTheFirstScreen:
         assert f'id="undo-preview" data-default="#{seq[1]} End of turn: Kael Arden">Undoes #{seq[1]} End of turn: ' \
                "Kael Arden</p>" in text
         assert 'data-confirm-undo="1"' in text
+        assert re.search(r'id="seq-\d+" data-seq="\d+" data-kind="roll_initiative" data-said="[^"]*" data-rolled>',
+                         text)
+        assert not re.search(r'data-kind="end_turn" data-said="[^"]*" data-rolled', text)
         table.command({"command": "undo", "reason": "too soon"})
-        assert re.search(r'id="undo-preview" data-default="#\d+ Initiative">Undoes #\d+ Initiative</p>',
+        assert re.search(r'id="undo-preview" data-default="#\d+ Initiative" data-rolled>Undoes #\d+ Initiative</p>',
                          fragment(table, table.gm))
 
 

@@ -473,6 +473,14 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                 undo.locator("input[data-path=to_seq]").fill("")
                 expect(undo.locator("button[type=submit]")).to_have_text("Undo")
                 expect(preview).to_have_text("Undoes " + str(preview.get_attribute("data-default")))
+                # the last command alone, Kael's end of turn, rolled no dice: the confirmation says none come again
+                # (it said so of an undone condition too: a tester)
+                undo.locator("button[type=submit]").click()
+                expect(preview).to_have_text(f"This undoes {preview.get_attribute('data-default')}. Press again to "
+                                             "confirm.")
+                undo.locator("input[data-path=to_seq]").fill("1")
+                undo.locator("input[data-path=to_seq]").fill("")
+                expect(undo.locator("button[type=submit]")).to_have_text("Undo")
                 assert gm.locator(".table-panel").get_attribute("data-turn") == "vesh"
 
                 gm.locator("#gm-end_fight summary").click()
