@@ -471,15 +471,18 @@ def _on_others(offer: Offer, args: dict[str, Any]) -> bool:
 
 def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str],
             opened: DecisionOpened | None = None, abilities: Mapping[str, str] | None = None,
-            gear: Mapping[tuple[str, str], str] | None = None, gm: bool = True) -> ChoiceView:
+            gear: Mapping[tuple[str, str], str] | None = None, gm: bool = True, seeded: bool = False) -> ChoiceView:
     faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe, _name(names, r.roller), r.about or "")
                   for rolls, maybe in ((choice.dice, False), (choice.may_roll, True)) for r in rolls for d in r.dice)
     said = _rolls(choice.dice, names)
     if choice.may_roll:
         said += ("; " if said else "") + "then perhaps " + _rolls(choice.may_roll, names)
-    if offer.command in DICE_UNSAID and not gm:  # a player's options list none of these dice (omen_core.seats)
-        said = ("its dice when they are rolled: a window may come first (an Interrupt, C24, or an ability's "
-                "decision, C38); in a seeded fight they are rolled from the seed, else each seat is asked for its own")
+    if offer.command in DICE_UNSAID and not gm and seeded:  # a player's options list none (omen_core.seats)
+        said = ("the server rolls its dice from the fight's seed, typed faces or not: a window may come first (an "
+                "Interrupt, C24, or an ability's decision, C38), so none can be asked for now")
+    elif offer.command in DICE_UNSAID and not gm:
+        said = ("its dice when they are rolled, each seat asked for its own in the roll box: a window may come first "
+                "(an Interrupt, C24, or an ability's decision, C38)")
     elif offer.command == "declare_attack" and not said:  # an Interrupt window comes first (C24): no die rolls now
         said = ("nothing yet: a window comes first (an Interrupt, C24, or an ability's decision, C38), and the "
                 "attack's dice are rolled by the command that closes it (in a seeded fight, from the seed)")
@@ -548,7 +551,7 @@ def _distinct(choices: tuple[ChoiceView, ...], offer: Offer, names: dict[str, st
 
 def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: DecisionOpened | None = None,
                 abilities: Mapping[str, str] | None = None,
-                gear: Mapping[tuple[str, str], str] | None = None, gm: bool = True) -> OfferView:
+                gear: Mapping[tuple[str, str], str] | None = None, gm: bool = True, seeded: bool = False) -> OfferView:
     from .views import PLAYER_COMMANDS
 
     actor_field = PLAYER_COMMANDS.get(offer.command) or ("caller" if offer.command == "call_save" else None)
@@ -558,7 +561,7 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
             savers.setdefault(str(c.args.get("saver")), msgspec.structs.replace(
                 c, args={k: v for k, v in c.args.items() if k != "effect"}))
         offer = msgspec.structs.replace(offer, choices=tuple(savers.values()))
-    choices = _distinct(tuple(_choice(offer, c, actor_field, names, opened, abilities, gear, gm)
+    choices = _distinct(tuple(_choice(offer, c, actor_field, names, opened, abilities, gear, gm, seeded)
                               for c in offer.choices),
                         offer, names) or (ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
@@ -1092,8 +1095,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
         gear |= {(who, f"option:{a.when.attack_option}"): a.name for who in actors
                  for a in _abilities_of(state, who) if a.when.attack_option}
         kit = {key: name for key, name in _gear_of(state).items() if sight.gm or sight.owns(key[0])}
-        offer_views = [_offer_view(o, _repeat(offers, n), names, opened, abilities, gear, sight.gm or o.actor is None)
-                       for n, o in enumerate(offers)]
+        seeded = (state.dice or options.dice) == "seeded"
+        offer_views = [_offer_view(o, _repeat(offers, n), names, opened, abilities, gear, sight.gm or o.actor is None,
+                                   seeded) for n, o in enumerate(offers)]
         players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
                    if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}
         if (state.dice or options.dice) == "manual":  # every seat types its own dice (docs/server.md)
