@@ -809,10 +809,20 @@
         const chosen = $("select", form).value;
         settle({ hp_display: chosen }, `Players now see HP ${chosen}.`);
       }
+      else if (form.id === "notes-form") {
+        const about = $("#note-about", form);
+        const text = $("#note-text", form).value.trim();
+        const whom = about.selectedOptions[0] ? about.selectedOptions[0].textContent : about.value;
+        settle({ notes: { [about.value]: text } }, text ? `Your note on ${whom} is saved.` : `Your note on ${whom} is deleted.`);
+      }
     });
     shell.addEventListener("change", (event) => {
       if (event.target.matches("select.choice")) pick(event.target);
       if (event.target.matches("select.pair")) pair(event.target.form);
+      if (event.target.id === "note-about") {  // the note kept on what is picked, to edit (or nothing yet)
+        const picked = event.target.selectedOptions[0];
+        $("#note-text").value = picked ? picked.dataset.note || "" : "";
+      }
       if (event.target.name === "dice-mode") {
         showDiceMode();
         event.target.focus(); // the radio clicked keeps the focus (and its ring), not the label or the page

@@ -730,7 +730,8 @@ def test_an_interrupts_answers_fit_a_phones_first_screen_and_a_surplus_face_is_s
 def test_the_gm_sets_what_players_see_of_hp_on_the_page(tmp_path: Path) -> None:
     """The GM's page shows the HP display in force and sets it with a select (it could be changed only through
     the API, and the page never said which was in force: found by a tester): Alice's phone shows Vesh's HP as a
-    band ("unhurt"), then, once the GM picks exact, as numbers within a few seconds; the GM's group title follows."""
+    band ("unhurt"), then, once the GM picks exact, as numbers within a few seconds; the GM's group title follows.
+    The GM writes, edits and deletes a note on a combatant on the page too, never shown to the player."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -763,6 +764,24 @@ def test_the_gm_sets_what_players_see_of_hp_on_the_page(tmp_path: Path) -> None:
                 expect(gm.locator("#message")).to_have_text("Players now see HP exact.")
                 expect(gm.locator("#gm-hp summary")).to_contain_text("(exact)")
                 expect(vesh.locator(".hp-text")).to_have_text("HP 12/12", timeout=8_000)
+                # the GM writes a note on Vesh on the page (only the API could: a tester used to Foundry's tracker
+                # looked for it), sees it on the chip, edits it, deletes it; no player's page ever holds it
+                gm.locator("#gm-notes summary").click()
+                gm.locator("#note-about").select_option("vesh")
+                gm.locator("#note-text").fill("flees at half HP (zqnote)")
+                gm.locator("#notes-form button[type=submit]").click()
+                expect(gm.locator("#message")).to_have_text("Your note on Vesh the Cinder-Hand is saved.")
+                expect(gm.locator(".chip[data-id=vesh] .gm-note")).to_have_text("flees at half HP (zqnote)")
+                gm.locator("#note-about").select_option("fight")
+                expect(gm.locator("#note-text")).to_have_value("")
+                gm.locator("#note-about").select_option("vesh")
+                expect(gm.locator("#note-text")).to_have_value("flees at half HP (zqnote)")
+                player.wait_for_timeout(SETTLE)
+                assert "zqnote" not in player.content()
+                gm.locator("#note-text").fill("")
+                gm.locator("#notes-form button[type=submit]").click()
+                expect(gm.locator("#message")).to_have_text("Your note on Vesh the Cinder-Hand is deleted.")
+                expect(gm.locator(".chip[data-id=vesh] .gm-note")).to_have_count(0)
                 ARTIFACTS.mkdir(parents=True, exist_ok=True)
                 gm.screenshot(path=str(ARTIFACTS / "table-gm-hp-display.png"))
                 assert watch.errors == [] and watch.outside == [], (watch.errors, watch.outside)
