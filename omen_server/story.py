@@ -11,6 +11,7 @@ The card of the last command is the table's top card: the outcome of the action 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -1024,17 +1025,26 @@ def top_card(cards: list[StoryCard], last_batch: int | None) -> StoryCard | None
     return last if reaction is None else _with_reaction(reaction, last)  # reaction already
 
 
+#: A card's line telling a reaction window opening (an Interrupt's, an Attack of Opportunity's, C23, C24).
+_WINDOW_LINE = re.compile(r"\b(Interrupt|Attack of opportunity|reaction) window\b", re.I)
+
+
 def _with_reaction(reaction: StoryCard, action: StoryCard) -> StoryCard:
     """The top card when the last command resolved a reaction (an Interrupt, an Attack of Opportunity) and the action
     it answered went on: the reaction's outcome with the action, whole. The reaction leads while the action has no
     verdict yet (it waits for an Active Defense: "MISS Interrupt: Brin attacks Vesh", then the attack); once the
-    action too is resolved, the action leads and the reaction's outcome comes first among its lines."""
+    action too is resolved, the action leads. Either way the reaction is told where it came: after the line of
+    the window it answered ("Attack of opportunity window for Skarn"), before what the action did next (it led the
+    lines, and the window read after its own result: a tester); first, where no such line is."""
+    at = next((i + 1 for i, line in enumerate(action.lines) if _WINDOW_LINE.search(line)), 0)
     if action.verdict:
         lead = action
-        lines = [f"{reaction.verdict}: {reaction.headline}", *reaction.outcome, *action.lines]
+        lines = [*action.lines[:at], f"{reaction.verdict}: {reaction.headline}", *reaction.outcome,
+                 *action.lines[at:]]
     else:
         lead = reaction
-        lines = [*reaction.lines, f"the action it answered goes on: {action.headline}", *action.lines]
+        lines = [*action.lines[:at], *reaction.lines, f"the action it answered goes on: {action.headline}",
+                 *action.lines[at:]]
     return StoryCard(seq=lead.seq, kind=lead.kind, headline=lead.headline, lines=lines, verdict=lead.verdict,
                      struck=lead.struck, undone=lead.undone, seqs=sorted({*reaction.seqs, *action.seqs}),
                      batches=reaction.batches | action.batches, round=lead.round, outcome=lead.outcome, by=lead.by,

@@ -1487,16 +1487,18 @@ def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: A
     miss = ("attack 5 (1 primary die + 1 FCS die + 2 AGI bonus + 1 weapon) against defense 8 (6 RES die + 1 RES "
             "bonus + 1 armor): MISS")
     goes_on = "the action it answered goes on: Vesh the Cinder-Hand attacks Kael Arden with Curved knife"
-    assert lines.index(miss) < lines.index(goes_on) < lines.index(
+    assert lines.index("Interrupt window for Brin Hollowmere") < lines.index(miss) < lines.index(goes_on) < lines.index(
         "Active Defense window for Kael Arden: attack 17 against base defense 5"), lines
     assert 'data-waiting="active_defense"' in text
-    # Kael declines: the attack resolves in a command of its own, and its card still says the Interrupt missed first
-    # (it said "Interrupt window for Brin" and nothing of the miss: a tester)
+    # Kael declines: the attack resolves in a command of its own, and its card still says the Interrupt missed (it
+    # said "Interrupt window for Brin" and nothing of the miss: a tester), where it came: after the window's line,
+    # before the Active Defense's (it led the lines, and the window read after its own result: another tester)
     declined = table.command({"command": "answer_active_defense", "defender": "kael", "defense": None})
     assert declined.status_code == 201, declined.text
     lines = _top_lines(fragment(table, table.gm))
-    assert lines.index("MISS: Interrupt: Brin Hollowmere attacks Vesh the Cinder-Hand with Short blade") < lines.index(
-        "Interrupt window for Brin Hollowmere"), lines
+    assert lines.index("Interrupt window for Brin Hollowmere") < lines.index(
+        "MISS: Interrupt: Brin Hollowmere attacks Vesh the Cinder-Hand with Short blade") < lines.index(
+        "Active Defense window for Kael Arden: attack 17 against base defense 5"), lines
     # the GM undoes the attack: the card struck through is the attack's, as the undo's preview named it (the top
     # card named the Interrupt: a tester)
     assert table.command({"command": "undo", "reason": "wrong target"}).status_code == 201
