@@ -272,7 +272,9 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             until = (f" until the {'start' if e['until'] == 'start_of_next_turn' else 'end'} of {n(e.get('of'))}'s "
                      "next turn" if e.get("until") in ("start_of_next_turn", "end_of_next_turn") and e.get("of")
                      else "")  # C40
-            return f"{n(e['who'])} is {e.get('condition')}{stacks}{until}", ""
+            by = (f" (applied by {n(e['by'])})" if isinstance(e.get("by"), str) and e["by"] != e.get("who")
+                  else "")  # whose save-ends condition it is (C40), where the seat sees who (a tester: never said)
+            return f"{n(e['who'])} is {e.get('condition')}{stacks}{by}{until}", ""
         case "condition_cleared":
             return f"{n(e['who'])} is no longer {e.get('condition')}", ""
         case "condition_ticked":

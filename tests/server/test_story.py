@@ -425,3 +425,19 @@ def test_a_damage_line_the_dealer_reads_adds_up_without_the_targets_steps() -> N
     assert damage(kael) == [
         "4 crushing damage to Vesh's HP (6 on the primary die, the target's mitigation \u2212 2 = 4)"]
     assert damage(Sight(kind="gm")) == ["4 crushing damage to Vesh's HP (6 on the primary die, armor \u2212 2 = 4)"]
+
+
+def test_a_condition_applied_by_a_combatant_says_by_whom_where_the_seat_sees_it() -> None:
+    """C40: the GM makes the orc Fatigued by Ana until the end of Ana's next turn: the card says who applied it
+    (a tester: the event records ``by`` and the card never said it), to a seat that sees Ana; a seat for which Ana
+    is hidden is told the condition alone."""
+    from omen_core.commands import ApplyConditionCommand
+    from tests.fights import new_fight
+
+    fight = new_fight(sheet("ana"), sheet("orc", side="raiders"), faces=[])
+    fight.execute(ApplyConditionCommand(who="orc", condition="Fatigued", by="ana", until="end_of_next_turn"))
+    told = "Orc is Fatigued (applied by Ana) until the end of Ana's next turn"
+    assert told in cards_for(fight, Sight(kind="gm"))[-1][1]
+    assert told in cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1]
+    hidden = cards_for(fight, Sight(kind="player", own=frozenset({"orc"}), hidden=frozenset({"ana"})))[-1][1]
+    assert not any("Ana" in line for line in hidden), hidden
