@@ -214,6 +214,7 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         runs = target.parent.absolute()
         made = out_path is None and html.parent.absolute() in (runs, *runs.parents)
         _check_output(html, "the report", made=made)
+        _not_overwritten(html, target, [p for p in paths if p is not None])
         _check_folder(_fights_folder(html))
     run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
     from omen_replay.output import output_file
@@ -317,6 +318,40 @@ def _not_another_run(target: Path, key: str) -> None:
         bad_input(f"{target} already holds another run (seed {m.seed[:8]}..., {m.fights:,} fights, other settings): "
                   "its report's replay commands name it; choose another --out, or move it away (nothing was "
                   "overwritten)")
+
+
+#: What an ``omen simulate`` report page says of itself in its head (``<meta name="generator" ...>``): an existing
+#: file that --html would overwrite must say it.
+REPORT_MARK = b'<meta name="generator" content="omen simulate">'
+
+
+def _not_overwritten(page: Path, run: Path, inputs: list[Path]) -> None:
+    """Refuse (exit 2, before any fight is played) an ``--html`` page that is the run's own file or an encounter
+    given, or an existing file that is no report of omen simulate (its head says so: :data:`REPORT_MARK`): it
+    overwrote the run (which its replay commands name), another run, the encounter itself (a tester)."""
+    def same(a: Path, b: Path) -> bool:
+        try:
+            return (a.exists() and b.exists() and a.samefile(b)) or a.absolute() == b.absolute()
+        except OSError:
+            return a.absolute() == b.absolute()
+
+    if same(page, run):
+        bad_input(f"{page}: --html and the run's file ({run}) are one file: give the report another name (nothing "
+                  "was overwritten)")
+    for given in inputs:
+        if same(page, given):
+            bad_input(f"{page}: --html names the encounter given ({given}): give the report another name (nothing "
+                      "was overwritten)")
+    if not page.is_file():
+        return
+    try:
+        with page.open("rb") as f:
+            head = f.read(4096)
+    except OSError as exc:
+        bad_input(f"{page}: cannot read the report to be replaced: {exc.strerror or exc}")
+    if REPORT_MARK not in head:
+        bad_input(f"{page} already exists and is not a report of omen simulate: choose another --html, or move it "
+                  "away (nothing was overwritten)")
 
 
 def _execute(encounters: list[Encounter], rules: Rules, seed: bytes, fights: int | None, until_ci: float | None,

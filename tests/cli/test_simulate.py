@@ -254,6 +254,28 @@ class TestTheRunsFile:
         names = sorted(p.name for p in (tmp_path / "out" / "simulations").iterdir())
         assert len(names) == 4 and all(re.fullmatch(f"duel-{SEED[:8]}-[0-9a-f]{{8}}\\.json", n) for n in names)
 
+    def test_the_report_overwrites_nothing_but_a_report(self, tmp_path: Path) -> None:
+        """--html naming the run's own file, the encounter, or a file that is no report of omen simulate is refused
+        before any fight, exit 2, in one line, the file left as it was (it overwrote each with the page, exit 0: a
+        tester lost a run and an encounter so); a report written before is written again."""
+        duel, out = mirror_duel(tmp_path), tmp_path / "run.json"
+        base = ("simulate", duel, "--fights", 2, "--workers", 1, "--seed", SEED, "--out", out)
+        assert omen(*base).exit_code == 0
+        kept = {path: path.read_bytes() for path in (out, Path(duel))}
+        notes = tmp_path / "notes.html"
+        notes.write_text("<p>my notes</p>")
+        for page, said in ((out, f"{out}: --html and the run's file ({out}) are one file"),
+                           (Path(duel), f"{duel}: --html names the encounter given ({duel})"),
+                           (notes, f"{notes} already exists and is not a report of omen simulate: choose another "
+                                   "--html, or move it away (nothing was overwritten)")):
+            refused = omen(*base, "--html", page)
+            assert refused.exit_code == 2, refused.output
+            assert " ".join(refused.output.split()).startswith(f"omen: error: {said}"), refused.output
+        assert {path: path.read_bytes() for path in kept} == kept and notes.read_text() == "<p>my notes</p>"
+        page = tmp_path / "report.html"
+        assert omen(*base, "--html", page).exit_code == 0
+        assert omen(*base, "--html", page).exit_code == 0  # its own report, again
+
     def test_another_run_or_another_file_is_never_overwritten(self, tmp_path: Path) -> None:
         """A run whose --out holds another run (other settings) is refused before any fight, exit 2, in one line,
         and the file is left as it was; so is one whose --out is a file that is no run; the same run again
