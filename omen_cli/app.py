@@ -8,7 +8,7 @@ starts in a few tens of milliseconds (docs/performance.md).
 Exit codes (:data:`EXIT_CODES`): 0 success, 1 findings (verify) or a lost race, 2 bad input, nothing written (a
 malformed file, log, command or argument, or a command that breaks a rule), 3 written, but the report could not be
 given (standard output closed or full, say): the message on standard error says what was written (``appended at
-seq N with head N:HASH``), so a script does not append it again.
+seq N with head N:HASH``), so a script does not append it again; 130 interrupted (Ctrl-C), said in one line.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ __all__ = ["app", "main", "EXIT_CODES", "LOG_HELP", "bad_input", "refusals", "gu
 
 EXIT_CODES = {0: "success", 1: "findings (verify), or a lost race: another writer appended first, nothing written",
               2: "bad input: nothing was written", 3: "written, but the report could not be given: standard "
-              "error says what was written (appended at seq N with head N:HASH)"}
+              "error says what was written (appended at seq N with head N:HASH)",
+              130: "interrupted (Ctrl-C): what was written is whole"}
 """What each exit code of ``omen`` means (the README's table)."""
 
 #: The help of a command's LOG argument.
@@ -49,6 +50,16 @@ LOG_HELP = "The fight's store: a .jsonl log, a directory of them, sqlite:///path
 
 #: The exit code of a command that wrote, but could not report what it wrote.
 REPORT_LOST = 3
+
+
+#: The exit code of a command interrupted by Ctrl-C (SIGINT), as shells give 128 + 2 (README, "exit codes").
+INTERRUPTED = 130
+
+
+def _interrupted() -> None:
+    """Say, in one line, that a Ctrl-C stopped the command, and that what was written is whole."""
+    say("omen: interrupted (Ctrl-C): what was written is whole (a command is appended whole or not at all; an "
+        "output file is written beside and renamed into place; omen simulate writes its run at the end)")
 
 
 def _last_resort_types() -> tuple[type[BaseException], ...]:
@@ -104,6 +115,8 @@ class _Guarded(TyperGroup):
                 say(f"omen: error: cannot write to standard output: {exc.strerror or exc}")
             code = 2
         code = code if isinstance(code, int) else 0
+        if code == INTERRUPTED:  # typer's way out of a Ctrl-C (Exit(130)), which said nothing
+            _interrupted()
         if standalone_mode:
             sys.exit(code)
         return code
@@ -512,6 +525,9 @@ def main() -> None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (kept open until the process ends, as stderr is)
     try:
         app()
+    except KeyboardInterrupt:  # a Ctrl-C outside a command (while the CLI starts): said as in one
+        _interrupted()
+        sys.exit(INTERRUPTED)
     except _last_resort_types() as exc:
         try:
             _last_resort(exc)

@@ -911,3 +911,25 @@ class TestTheDocs:
                 if words.startswith("combatant") or re.match(r"^(Kael|Brin|Vesh|Skarn) ", words):
                     words = " ".join(words.split()[-6:])  # the table's numbers (names wrap at 80 columns)
                 assert words in said, (words, said[:2000])
+
+
+def test_ctrl_c_is_said_in_one_line_and_leaves_no_run(tmp_path: Path) -> None:
+    """README (exit codes): Ctrl-C (SIGINT to the process group, as a terminal sends it) stops a run with exit 130
+    and one line saying so (it exited 130 without a word: a tester); the run is written only at the end, so no
+    file of it is left."""
+    import signal
+    import time
+
+    out = tmp_path / "run.json"
+    started = subprocess.Popen(
+        [sys.executable, "-m", "omen_cli", "simulate", str(EMBER_FORD_2V2), "--fights", "1000000", "--workers", "1",
+         "--seed", SEED, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        cwd=tmp_path)
+    time.sleep(3)  # past the start-up: the fights are being played
+    os.killpg(started.pid, signal.SIGINT)
+    said, err = started.communicate(timeout=60)
+    assert started.returncode == 130, (said, err)
+    assert err.decode().splitlines() == [
+        "omen: interrupted (Ctrl-C): what was written is whole (a command is appended whole or not at all; an output "
+        "file is written beside and renamed into place; omen simulate writes its run at the end)"], err
+    assert not out.exists() and list(tmp_path.iterdir()) == []
