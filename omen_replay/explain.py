@@ -34,11 +34,13 @@ from omen_core.events import (
     ActiveDefenseWindowSkipped,
     AmbushDifficultySet,
     AttackDeclared,
+    BonusActionsRefilled,
     CatchAnswered,
     CatchWindowOpened,
     CommandIssued,
     ConditionApplied,
     ConditionCleared,
+    ConditionTicked,
     ContestResolved,
     CostPaid,
     DamageResolved,
@@ -60,16 +62,19 @@ from omen_core.events import (
     MovementDeclared,
     ReactionPassed,
     ReactionWindowOpened,
+    Redone,
     ResourceChanged,
     RollTotal,
     SaveCalled,
     SaveResolved,
     SeedCommitted,
+    SeedRevealed,
     StaticCheckResolved,
     StoredEvent,
     SurpriseDetermined,
     TurnEnded,
     TurnSkipped,
+    Undone,
     WillConversionChosen,
     decode_line,
     encode_line,
@@ -1374,6 +1379,28 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
             verdicts.append(_command_told(event, rec))
         case FightEnded():
             verdicts += _fight_ended(event, state, rec, known.batch.command)
+        case Undone(from_seq=first, to_seq=last, reason=reason):
+            verdicts.append(f"undoes seq {first} to {last}" + (f": {reason}" if reason else " (no reason given)")
+                            + "; those events stay in the log, and every projection skips them (docs/rulings.md)")
+        case Redone(undo_seq=undo, reason=reason):
+            verdicts.append(f"takes back the undo at seq {undo}: the events it undid count again"
+                            + (f" ({reason})" if reason else ""))
+        case ConditionTicked(who=who, condition=name, remaining=left):
+            rule = state.ruleset.conditions.get(name) if state.ruleset is not None else None
+            when = f", at {rule.tick.replace('_', ' ')}" if rule is not None else ""
+            of = f" of its {rule.duration}" if rule is not None and rule.duration else ""
+            verdicts.append(f"{who}'s {name} ticks{when} (C25, C40): {left} tick{'s' if left != 1 else ''}{of} left"
+                            + ("; it ends now (a condition_cleared follows)" if left == 0 else ""))
+        case BonusActionsRefilled(who=who, before=had, after=now):
+            verdicts.append(f"{who}'s Bonus Actions refilled at the start of its turn: {had} -> {now} (C20: they "
+                            "do not accumulate, C21)")
+        case SeedRevealed():
+            verdicts.append("the GM reveals the seed: every seeded die drawn under its commitment can be checked "
+                            "against it (omen verify); a revealed seed is spent, and no undo reaches back past it "
+                            "(C42)")
+        case SeedCommitted(commitment=hashed):
+            verdicts.append(f"the fight goes on with a fresh seed, committed to here (sha256 {hashed[:16]}...): "
+                            "the seeded dice after it are drawn from that one (C42)")
         case ConditionApplied() | ConditionCleared():  # the GM's, a tick's, a deferred cost's (C41)
             told = _also_told(event, seq=rec.seq)
             reason = applied_reason(event, str) if isinstance(event, ConditionApplied) else ""

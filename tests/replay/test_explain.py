@@ -1389,3 +1389,22 @@ def test_a_fight_the_gm_ends_says_it_was_the_gms_command_and_note() -> None:
         "the GM's note: Bo ran for the ford",
         "b: bo standing, HP 12/12",
         f"heroes: ash standing, HP {fight.state.combatants['ash'].hp}/{fight.state.combatants['ash'].sheet.hp}")
+
+
+@pytest.mark.parametrize(("kind", "said"), [
+    ("Undone", "undoes seq 82 to 88: vesh was never going to strike an ally; those events stay in the log, and every "
+               "projection skips them (docs/rulings.md)"),
+    ("ConditionTicked", "brin's Fatigued ticks, at round end (C25, C40): 2 ticks of its 3 left"),
+    ("BonusActionsRefilled", "kael's Bonus Actions refilled at the start of its turn: 1 -> 2 (C20: they do not "
+                             "accumulate, C21)"),
+    ("SeedRevealed", "the GM reveals the seed: every seeded die drawn under its commitment can be checked against it "
+                     "(omen verify); a revealed seed is spent, and no undo reaches back past it (C42)"),
+])
+def test_an_undo_a_tick_a_refill_and_a_reveal_say_what_they_did(kind: str, said: str) -> None:
+    """docs/explain.md: the first of each kind in Ember Ford is explained in words with its numbers (each said
+    nothing but its seq: a tester): the undo at seq 90 and its range and reason, Brin's Fatigued ticking at the
+    round's end (3 ticks, C25), Kael's Bonus Actions refilled (C20), the seed's reveal (C42)."""
+    records = [msgspec.json.decode(line, type=StoredEvent) for line in EMBER_FORD.read_bytes().splitlines()]
+    found = next(r for r in records if r.event.__class__.__name__ == kind
+                 and (kind != "BonusActionsRefilled" or r.event.before != r.event.after))
+    assert explain(records, found.seq).verdicts == (said,)
