@@ -164,7 +164,7 @@ def card_lines(card: Card) -> list[str]:
               else f"{c.name} is no longer {c.condition}" for c in card.conditions]
     if card.reactions:
         found.append("reactions: " + ", ".join(f"#{seq}" for seq in card.reactions))
-    if not card.settled:
+    if not card.settled and not card.undone:  # an undone action is cut short by its undo, not left open
         found.append("not settled when the log ends")
     return found
 

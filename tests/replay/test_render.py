@@ -71,14 +71,18 @@ class TestWriters:
 
     def test_html_is_self_contained_with_cards_and_a_chart(self) -> None:
         """HTML: parses, loads nothing from outside, no script; an HP and a Will line per combatant, a section per
-        round, a card per action with its anchor, the undone attack struck through, every id once."""
+        round, a card per action with its anchor, the undone attack struck through (and not badged "not settled",
+        as if the log had left it open: a tester), every id once."""
         page = render_records(EVENTS, "html")
         parser = _Tags()
         parser.feed(page)
         assert parser.external == [] and "script" not in parser.tags
         assert page.count('class="series"') == 2 * 4
         assert re.findall(r'<h2 id="seq-\d+">Round (\d+) ', page) == ["1", "2", "3", "4"]
-        assert '<article class="card attack undone unsettled" id="seq-84"' in page
+        assert '<article class="card attack undone" id="seq-84"' in page
+        card = page[page.index('id="seq-84"'):]
+        assert "not settled" not in card[:card.index("</article>")]
+        assert "not settled when the log ends" not in render_records(EVENTS, "text")
         assert '<article class="card attack" id="seq-93"' in page and "<code>7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14" \
             in page
         ids = re.findall(r' id="([^"]+)"', page)
