@@ -153,6 +153,19 @@ class TestTheSetUpIsTriedOnce:
         assert str(info.value) == (f"{path}:{text.count(chr(10)) + 1}: the rules refuse this combatant: [setup] a "
                                    "combatant with id 'ash' has already joined (at $.combatants[2].id)")
 
+    def test_one_sheet_file_listed_twice_is_named_in_the_encounter(self, tmp_path: Path) -> None:
+        """Kael's sheet file listed a second time among four: the encounter's entry, its line and
+        $.combatants[4].id (the refusal named the sheet's own file, which both entries share: a tester)."""
+        sheets = Path(__file__).resolve().parents[3] / "fixtures" / "ember-ford" / "sheets"
+        path = tmp_path / "e.toml"
+        text = '[fight]\nid = "e"\n' + "".join(f'[[combatants]]\nsheet = "{sheets / name}.toml"\n'
+                                                for name in ("kael", "brin", "vesh", "skarn"))
+        path.write_text(text + f'[[combatants]]\nsheet = "{sheets / "kael"}.toml"\n')
+        with pytest.raises(ScenarioError) as info:
+            load_encounter(path)
+        assert str(info.value) == (f"{path}:{text.count(chr(10)) + 1}: the rules refuse this combatant: [setup] a "
+                                   "combatant with id 'kael' has already joined (at $.combatants[4].id)")
+
     def test_a_damage_type_the_ruleset_does_not_know(self, tmp_path: Path) -> None:
         """C14: an "ooze" sword: the weapon's damage_type, on the line the weapons are written."""
         path = tmp_path / "e.toml"
