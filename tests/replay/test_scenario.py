@@ -252,6 +252,19 @@ class TestSheetRefusals:
         assert err.source == str(tmp_path / "kael.toml") and err.line == at + 1
         assert re.fullmatch(r"\$\.weapons\[\d\]\.damage_type", err.path) and "[C14]" in str(err)
 
+    def test_one_sheet_file_listed_twice_is_named_at_the_scenarios_entry(self, tmp_path: Path) -> None:
+        """Kael's sheet file listed a second time: the error names the scenario, the second entry's line and
+        ``$.combatants[2].id`` (it named kael.toml, which both entries share: a tester)."""
+        sheets = ROOT / "fixtures" / "ember-ford" / "sheets"
+        text = ('[fight]\nid = "dup"\ndice = "seeded"\nseed = "' + "ab" * 16 + '"\n'
+                + "".join(f'[[combatants]]\nsheet = "{sheets / name}.toml"\n' for name in ("kael", "vesh")))
+        path = tmp_path / "dup.toml"
+        path.write_text(text + f'[[combatants]]\nsheet = "{sheets / "kael"}.toml"\n')
+        with pytest.raises(ScenarioError) as info:
+            run_scenario(load_scenario(path), MemoryStore())
+        assert str(info.value) == (f"{path}:{text.count(chr(10)) + 1}: the rules refuse this combatant: [setup] a "
+                                   "combatant with id 'kael' has already joined (at $.combatants[2].id)")
+
     def test_an_inline_sheet_names_the_scenario_and_the_combatants_field(self, tmp_path: Path) -> None:
         """The same in a sheet written inline: the scenario's line and ``$.combatants[1].resistances.ooze``."""
         text = MINIMAL + ('\n[[combatants]]\nid = "bo"\nname = "Bo"\nside = "b"\nhp = 10\n'
