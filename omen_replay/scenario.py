@@ -437,17 +437,16 @@ def run_scenario(scenario: Scenario, store: EventStore,
 def _refused_sheet(scenario: Scenario, exc: RuleViolation) -> ScenarioError:
     """The set-up refused by the rules, named where the refused sheet is written: the combatant the rules refused to
     join (the error's ``sheet_index``), in its sheet file or in the scenario, at the field the rule names, with its
-    line; the scenario's combatants as a whole if no single one is to blame. An id an earlier combatant has is named
-    at the scenario's entry (``$.combatants[4].id``): its sheet file may be the earlier one's too (a tester)."""
+    line; the scenario's combatants as a whole if no single one is to blame. A sheet file listed a second time is
+    named at the scenario's second entry (``$.combatants[4].id``): the file is both entries' (a tester)."""
     index = exc.sheet_index
     if index is None or not 0 <= index < len(scenario.combatants):
         return ScenarioError(scenario.source, "$.combatants", f"the fight's set-up is refused: {exc}",
                              _line(scenario.source, "$.combatants"))
     field = exc.field_under("$") or "$"
     origin = scenario.origins[index] if index < len(scenario.origins) else ""
-    again = any(c.id == scenario.combatants[index].id for c in scenario.combatants[:index])
-    if again:  # an id listed before: the scenario's entry is the fault (its sheet file may be the earlier one's too)
-        origin = ""
+    if origin and origin in scenario.origins[:index]:  # one sheet file listed twice: the scenario's second entry
+        origin = ""                                        # is the fault, not the file
     source, path = (origin, field) if origin else (scenario.source, f"$.combatants[{index}]{field[1:]}")
     library = _in_library(scenario, index, scenario.combatants[index], field)
     if library is not None:

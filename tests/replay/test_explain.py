@@ -14,6 +14,7 @@ from omen_core.content import Armor, Features, RageDice, SaveEffect, Shield, Wea
 from omen_core.errors import BadInput
 from omen_core.events import (
     AttackDeclared,
+    BonusActionsRefilled,
     DamageResolved,
     InitiativeOrderSet,
     MovementDeclared,
@@ -1405,6 +1406,10 @@ def test_an_undo_a_tick_a_refill_and_a_reveal_say_what_they_did(kind: str, said:
     nothing but its seq: a tester): the undo at seq 90 and its range and reason, Brin's Fatigued ticking at the
     round's end (3 ticks, C25), Kael's Bonus Actions refilled (C20), the seed's reveal (C42)."""
     records = [msgspec.json.decode(line, type=StoredEvent) for line in EMBER_FORD.read_bytes().splitlines()]
-    found = next(r for r in records if r.event.__class__.__name__ == kind
-                 and (kind != "BonusActionsRefilled" or r.event.before != r.event.after))
+    def wanted(rec: StoredEvent) -> bool:
+        if rec.event.__class__.__name__ != kind:
+            return False
+        return not isinstance(rec.event, BonusActionsRefilled) or rec.event.before != rec.event.after
+
+    found = next(r for r in records if wanted(r))
     assert explain(records, found.seq).verdicts == (said,)

@@ -307,13 +307,15 @@ class TestSheetRefusals:
         assert "not both: side beside sheet = 'kael.toml'" in err.reason
 
     def test_two_combatants_with_one_id_name_the_second(self, tmp_path: Path) -> None:
-        """The second sheet with Kael's id: named at its own ``$.id``."""
+        """A second sheet file with Kael's id: named at its own ``$.id`` (the same file listed twice is named at the
+        scenario's entry, as test_one_sheet_file_listed_twice_is_named_at_the_scenarios_entry says)."""
         (tmp_path / "kael.toml").write_text((ROOT / "fixtures" / "ember-ford" / "sheets" / "kael.toml").read_text())
+        (tmp_path / "kael2.toml").write_text((tmp_path / "kael.toml").read_text())
         with pytest.raises(ScenarioError) as info:
-            run_scenario(load_scenario(write(tmp_path, MINIMAL + '\n[[combatants]]\nsheet = "kael.toml"\n')),
+            run_scenario(load_scenario(write(tmp_path, MINIMAL + '\n[[combatants]]\nsheet = "kael2.toml"\n')),
                          MemoryStore())
-        assert (info.value.source, info.value.path) == (str(tmp_path / "kael.toml"), "$.id")
-        assert info.value.line == 1 + next(i for i, line in enumerate((tmp_path / "kael.toml").read_text()
+        assert (info.value.source, info.value.path) == (str(tmp_path / "kael2.toml"), "$.id")
+        assert info.value.line == 1 + next(i for i, line in enumerate((tmp_path / "kael2.toml").read_text()
                                                                          .splitlines()) if line.startswith("id "))
 
 
