@@ -60,9 +60,8 @@ class Encounter(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 
 
 def _listed_twice(combatants: Sequence[CombatantSheet], source: str, locate: Lines) -> None:
-    """A combatant whose id an earlier one has, refused in the words the set-up's own refusal (:func:`_tried`)
-    uses, at the encounter's line and field (``$.combatants[4].id``): the set-up named the sheet's file, which both
-    entries share, and the two-sides check came first where one sheet was listed twice (found by testers)."""
+    """A combatant whose id an earlier one has, refused in the words and at the field the set-up's own refusal
+    (:func:`_tried`) uses, where the two-sides check would otherwise come first (found by a tester)."""
     seen: set[str] = set()
     for i, sheet in enumerate(combatants):
         if sheet.id in seen:
@@ -87,8 +86,8 @@ def load_encounter(path: str | Path) -> Encounter:
         raise ScenarioError(source, f"$.fight.{key}", f"an encounter gives no {key}: each fight's seed comes from "
                                                       "the run's --seed and the fight's index",
                             locate(f"$.fight.{key}"))
-    _listed_twice(scenario.combatants, source, locate)  # at the encounter's own line (the set-up's refusal named
-    if len({s.side for s in scenario.combatants}) < 2:  # the sheet's file, shared by both: a tester)
+    if len({s.side for s in scenario.combatants}) < 2:
+        _listed_twice(scenario.combatants, source, locate)  # one sheet twice is one side: the duplicate is the fault
         raise ScenarioError(source, "$.combatants", "an encounter needs combatants on at least two sides",
                             locate("$.combatants") or locate("$.fight"))
     setup: list[Command] = []
