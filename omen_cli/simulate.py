@@ -385,9 +385,11 @@ class _Bar:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 
-        self.progress = Progress(TextColumn("simulating"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[rate]} fights/s · widest interval ± {task.fields[ci]}"),
-                                 TimeElapsedColumn(), console=console(stderr=True), transient=True)
+        shown = console(stderr=True)  # the bar takes what the rest leaves of the width (at 80 columns the counts
+        room = max(5, min(40, shown.width - 72))  # were cut, "1500/15…": a tester)
+        self.progress = Progress(TextColumn("simulating"), BarColumn(bar_width=room), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[rate]} fights/s · widest ± {task.fields[ci]}"),
+                                 TimeElapsedColumn(), console=shown, transient=True)
         self.task = self.progress.add_task("fights", total=total, rate="-", ci="-")
         self.progress.start()
 
@@ -396,7 +398,7 @@ class _Bar:
 
         assert isinstance(now, Progress)
         rate = f"{now.done / now.seconds:,.0f}" if now.seconds > 0 else "-"
-        self.progress.update(self.task, completed=now.done, rate=rate, ci=f"{now.widest * 100:.2f} points")
+        self.progress.update(self.task, completed=now.done, rate=rate, ci=f"{now.widest * 100:.2f} pts")
 
     def stop(self) -> None:
         self.progress.stop()
@@ -493,13 +495,19 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
         _say(f"  rounds {r.mean:.2f} [dim](95 %: {r.low:z.2f} to {r.high:z.2f}; "
              f"{s.rounds_histogram[0][0]} to {s.rounds_histogram[-1][0]})[/]")
         table = Table(box=None, padding=(0, 1), pad_edge=False)
-        for col in ("combatant", "side", "HP left", "Will left", "dealt", "taken", "down % (95 %)",
-                    "first down % (95 %)"):
-            table.add_column(col, justify="left" if col in ("combatant", "side") else "right")
-        for c in s.combatants:
-            table.add_row(plain(c.name), plain(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
-                          f"{c.will_left.mean:.1f}/{c.max_will}", f"{c.dealt.mean:.1f}", f"{c.taken.mean:.1f}",
-                          share(c.down), share(c.falls_first))
+        rows = [(plain(c.name), plain(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
+                 f"{c.will_left.mean:.1f}/{c.max_will}", f"{c.dealt.mean:.1f}", f"{c.taken.mean:.1f}",
+                 share(c.down), share(c.falls_first)) for c in s.combatants]
+        for i, col in enumerate(("combatant", "side", "HP left", "Will left", "dealt", "taken", "down % (95 %)",
+                                 "first down % (95 %)")):
+            words = i < 2  # a name wraps at its spaces; a number is never cut (an interval's end read "27.…": a
+            widest = max((len(part) for row in rows for part in row[i].split()), default=1)  # tester, at 80
+            table.add_column(col, justify="left" if words else "right", overflow="fold",  # columns)
+                             min_width=None if words else widest)
+        for row in rows:
+            table.add_row(*row)
+        if out.is_terminal and out.measure(table).maximum > out.width - 2:  # rich lays a table without its edge
+            table.width = out.width - 2  # padding 2 characters too wide, cutting the last column's end: fitted here
         _say(table)
         ex = s.extremes
         for pick in (*ex.longest[:1], *ex.upsets[:1]):

@@ -933,3 +933,30 @@ def test_ctrl_c_is_said_in_one_line_and_leaves_no_run(tmp_path: Path) -> None:
         "omen: interrupted (Ctrl-C): what was written is whole (a command is appended whole or not at all; an output "
         "file is written beside and renamed into place; omen simulate writes its run at the end)"], err
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_the_report_on_an_80_column_terminal_cuts_no_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/simulate.md ("On a terminal the report fits its width"): at 80 columns each interval of the combatants'
+    table is whole, its closing parenthesis too, names wrapping instead (the last column read "6." and "(3.5–10.2":
+    a tester); no line is wider than 80."""
+    import io
+
+    from rich.console import Console
+
+    import omen_cli.simulate as simulate
+    from omen_replay.simulate.run import read_run
+
+    out = tmp_path / "run.json"
+    assert omen("simulate", EMBER_FORD_2V2, "--fights", 40, "--workers", 1, "--seed", SEED, "--out", out).exit_code == 0
+    run = read_run(out.read_bytes(), str(out))
+    screen = io.StringIO()
+    terminal = Console(file=screen, width=80, force_terminal=True, color_system=None, highlight=False)
+    monkeypatch.setattr(simulate, "out", terminal)
+    simulate._print_run(run, str(out), None)
+    lines = screen.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 80, lines
+    cells = " ".join(lines)
+    for combatant in run.encounters[0].summary.combatants:
+        for rate in (combatant.down, combatant.falls_first):
+            low, high = (f"{100 * bound:.1f}" for bound in (rate.low, rate.high))
+            assert f"({low}–{high})" in cells.replace(" ", "") or f"({low}–{high})" in cells, (low, high, lines)
