@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -228,7 +229,7 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         f.write(run_json(run).decode() + "\n")
     wrote(f"the run written to {target}")  # a report lost after this is exit 3, saying so (README)
     if html is not None:
-        _write_html(run, html, str(target))
+        _write_html(run, html, shlex.quote(str(target.absolute())))  # its replay commands work from anywhere
         wrote(f"the report written to {html}", "fight pages")  # (its fight pages with it: one note for both)
     if as_json:
         stdout.write(run_json(run).decode() + "\n")

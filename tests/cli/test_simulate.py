@@ -960,3 +960,27 @@ def test_the_report_on_an_80_column_terminal_cuts_no_number(tmp_path: Path, monk
         for rate in (combatant.down, combatant.falls_first):
             low, high = (f"{100 * bound:.1f}" for bound in (rate.low, rate.high))
             assert f"({low}–{high})" in cells.replace(" ", "") or f"({low}–{high})" in cells, (low, high, lines)
+
+
+def test_the_pages_replay_commands_work_from_any_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/simulate.md: the HTML page's command that plays a picked fight again names the run by its absolute path
+    (quoted for the shell), so it works from wherever the page was moved and read (it named the path as typed,
+    relative to where omen simulate ran: a tester); run from another directory, it plays that fight."""
+    import html
+    import shlex
+
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert omen("simulate", EMBER_FORD_2V2, "--fights", 12, "--workers", 1, "--seed", SEED, "--out", "my run.json",
+                "--html", "page.html").exit_code == 0
+    page = (work / "page.html").read_text()
+    commands = [html.unescape(c) for c in re.findall(r'<td class="cmd">([^<]*)</td>', page)]
+    assert commands and all(c.startswith(f"omen simulate --replay {shlex.quote(str(work / 'my run.json'))} ")
+                            for c in commands), commands
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    played = omen(*shlex.split(commands[0])[1:])
+    assert played.exit_code == 0, played.output
+    assert list(elsewhere.glob("fight-*.jsonl")), list(elsewhere.iterdir())
