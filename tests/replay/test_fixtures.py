@@ -441,3 +441,28 @@ def test_a_torn_last_line_lists_the_findings_omen_verify_gives(tmp_path: Path) -
         f"seq 38, line 38 [format] torn tail: the last line ({torn} bytes) was cut off mid-write; earlier events are "
         "intact")  # by seq (docs/verify.md), the torn batch before the torn tail that left it
     assert _findings_verify_prints(log) == list(result.problems[1:])
+
+
+def test_a_salt_not_the_fixtures_own_is_a_regression_and_record_says_changed(tmp_path: Path) -> None:
+    """docs/fixtures.md, docs/events.md: a fixture's salts come from a public key, so its recording is the same
+    byte for byte every time; one salt changed and the chain sealed again is FAIL naming that seq and ``$.salt``
+    (check passed it, and record rewrote it saying "unchanged": a tester), and record says it changed."""
+    from omen_core.events import decode_line, encode_line, seal
+
+    copy = tmp_path / "duel"
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", copy)
+    log = copy / "fight.jsonl"
+    events = [decode_line(line) for line in log.read_bytes().splitlines()]
+    resealed, prev = [], events[0].prev_hash
+    for e in events:
+        salt = "00" * 16 if e.seq == 10 else e.salt
+        made = seal(e.fight_id, e.seq, e.recorded_at, prev, e.event, e.batch, e.batch_size, salt)
+        resealed.append(made)
+        prev = made.hash
+    log.write_bytes(b"".join(encode_line(e) + b"\n" for e in resealed))
+    result = check(copy)
+    assert not result.ok and not result.broken and result.divergence is not None
+    assert (result.divergence.seq, result.divergence.field) == (10, "$.salt")
+    change, _count, was = record(copy)
+    assert was == "changed" and change is not None and change.field == "$.salt"
+    assert check(copy).ok
