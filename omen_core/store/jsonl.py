@@ -19,6 +19,7 @@ import portalocker
 
 from ..errors import BadAppend, LogCorrupted, StoreUnavailable, TornTail, UnknownFight, expect
 from ..events import LANDMARKS, StoredEvent, decode_line, lines_of
+from ..logs import get_logger
 from .base import (
     FIGHT_ID,
     FIGHT_ID_WORDS,
@@ -30,6 +31,8 @@ from .base import (
     set_private,
 )
 from .base import os_guard as _guard
+
+log = get_logger(__name__)
 
 __all__ = ["JsonlStore", "Repaired", "MAX_LINE_BYTES", "removes_whole"]
 
@@ -787,10 +790,11 @@ class _Marks:
                     try:
                         rec = decode_line(f.readline(MAX_LINE_BYTES + 1))
                     except msgspec.DecodeError:
-                        found, start = [], 0
-                        break
-                    if rec.seq != seq or not isinstance(rec.event, LANDMARKS):
-                        found, start = [], 0
+                        rec = None
+                    if rec is None or rec.seq != seq or not isinstance(rec.event, LANDMARKS):  # the index lies
+                        there = "no line" if rec is None else f"seq {rec.seq}, {type(rec.event).__name__}"
+                        log.warning("landmark_index_stale", where=str(self.log), row=seq, offset=offset, found=there)
+                        found, start = [], 0  # the log is scanned for its own: no result changes
                         break
                     found.append(rec)
                 else:

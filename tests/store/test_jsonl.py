@@ -403,6 +403,29 @@ class TestLandmarkIndex:
         assert_index_covers(log, marked)
         assert store.landmarks(FIGHT) == landmarks_in(marked)
 
+    @pytest.mark.parametrize("lie", ["a row for a line that is no landmark", "a row at another line's offset"])
+    def test_a_row_that_lies_is_warned_of_and_changes_nothing(self, store: JsonlStore, log: Path,
+                                                              marked: list[StoredEvent], lie: str) -> None:
+        """docs/stores.md: a row listing a landmark that is not there (seq 2, no landmark, at its own offset; or
+        the first landmark's row pointing at the line before it) is a lie: the landmarks come from the log all the
+        same, and a warning ``landmark_index_stale`` says so (it fell back without a word: a tester)."""
+        import structlog
+
+        rows = marks_of(log).read_text().splitlines(keepends=True)
+        offsets, at = {}, 0
+        for ev in marked:
+            offsets[ev.seq] = at
+            at += len(encode_line(ev)) + 1
+        first = landmarks_in(marked)[0].seq
+        if lie.startswith("a row for"):
+            rows.insert(1, f"L 2 {offsets[2]}\n")
+        else:
+            rows[1] = f"L {first} {offsets[first - 1]}\n"
+        marks_of(log).write_text("".join(rows))
+        with structlog.testing.capture_logs() as logs:
+            assert store.landmarks(FIGHT) == landmarks_in(marked)
+        assert [line["event"] for line in logs] == ["landmark_index_stale"], logs
+
     @pytest.mark.parametrize("flags", ["truncated", "appended"])
     def test_a_hard_link_at_the_index_is_not_written_through(self, store: JsonlStore, log: Path, flags: str,
                                                               tmp_path: Path) -> None:
