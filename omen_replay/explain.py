@@ -687,7 +687,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
                                    incoming=state.combatants[rec.event.target].sheet.incoming_damage,
                                    named=_origins(state, decl.attacker, decl.target, answered=answered),
                                    rerolled=rerolled, attacker=decl.attacker,
-                                   lowered=lowered if dealt_by_weapon else None)
+                                   lowered=lowered if dealt_by_weapon else None,
+                                   crit=isinstance(hd, HitDetermined) and hd.crit)
             weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
@@ -882,7 +883,8 @@ def _split_bonus(terms: tuple[PartTerm, ...], changed: _Changed) -> tuple[PartTe
 def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: IncomingDamage | None = None,
                   named: dict[str, tuple[str, str]] | None = None,
                   rerolled: frozenset[tuple[str, int]] = frozenset(), stacks: tuple[str, str] = ("", ""),
-                  attacker: str = "", lowered: _Changed | None = None, answer: bool = False) -> list[Part]:
+                  attacker: str = "", lowered: _Changed | None = None, answer: bool = False,
+                  crit: bool = False) -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
     (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34; ``named``: what a
     modifier named after a condition or an ability is, :func:`_origins`; ``rerolled``: the dice of the hit roll a
@@ -890,7 +892,7 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
     condition's tick took once per stack, its dice and its flat amount, :func:`_per_stack`, C40; ``attacker``:
     whose rage a rage die is, C12; ``lowered``: what conditions changed of the attacker's primary bonus, for the
     weapon's damage to split it, :func:`_split_bonus`, C28; ``answer``: a triggered ability's answer dealt it, C38,
-    not the action's own consequence)."""
+    not the action's own consequence; ``crit``: the hit was a crit, else the crit's extra bonus, 0, is no term)."""
     t = event.terms
     afters = [t.raw, *(s.after for s in event.steps)]
     worded = _worded(event.mitigation_terms(), afters=["", *afters[1:]])
@@ -913,7 +915,8 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
     changed = ("", t.routed_die) in rerolled if t.routed_die is not None else any(p == "primary" for p, _ in rerolled)
     dice_source = "the hit roll, as rerolled (C39)" if changed else "the hit roll, not re-rolled"
-    formula = t.terms() if lowered is None else _split_bonus(t.terms(), lowered)
+    formula = tuple(x for x in t.terms() if crit or x.kind != "crit_bonus" or x.value)  # no crit: no such term
+    formula = formula if lowered is None else _split_bonus(formula, lowered)
     terms = _worded(formula, dice_label=dice_label, dice_source=dice_source, damage_source=event.source,
                     modifier_source="damage modifier", named=named, attacker=attacker, who=attacker,
                     attribute=lowered.attribute if lowered else "", held=lowered.held if lowered else "")
@@ -1398,9 +1401,9 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
             verdicts.append("the GM reveals the seed: every seeded die drawn under its commitment can be checked "
                             "against it (omen verify); a revealed seed is spent, and no undo reaches back past it "
                             "(C42)")
-        case SeedCommitted(commitment=hashed):
-            verdicts.append(f"the fight goes on with a fresh seed, committed to here (sha256 {hashed[:16]}...): "
-                            "the seeded dice after it are drawn from that one (C42)")
+        case SeedCommitted():
+            verdicts.append("the fight goes on with a fresh seed, committed to here (its sha256 is this event's "
+                            "commitment): the seeded dice after it are drawn from that one (C42)")
         case ConditionApplied() | ConditionCleared():  # the GM's, a tick's, a deferred cost's (C41)
             told = _also_told(event, seq=rec.seq)
             reason = applied_reason(event, str) if isinstance(event, ConditionApplied) else ""

@@ -89,13 +89,14 @@ class TestAttack:
     def test_the_damages_primary_bonus_is_split_where_fatigued_lowered_it(self) -> None:
         """C12, C28: Ash (STR +2, Fatigued x1: -1 to every attribute bonus) hits Bo with the axe (WD 4), no crit:
         the damage 6 + 1 + 4 = 11 shows the primary bonus as the sheet's +2 and Fatigued's -1, as the hit total
-        shows the STR bonus (before, one +1 "attribute bonus")."""
+        shows the STR bonus (before, one +1 "attribute bonus"); no crit, so no "crit bonus +0" term (docs/explain.md:
+        a 0 the rules do not have is left out; a tester)."""
         fight = fatigued_fight(stacks=1, STR=(8, 2), FCS=(6, 0), faces=[6, 2, 1])
         # hit 6 + 2 + (2 - 1) = 9 vs 1 + 1 = 2; crit: FCS 2 + (0 - 1) = 1 vs RES 1 + 1 = 2: none
         damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "damage (axe)")
         assert damage.total == 11 and [(t.label, t.value, t.origin) for t in damage.terms] == [
             ("primary dice result", 6, "dice"), ("primary bonus", 2, "sheet"), ("conditions", -1, "condition"),
-            ("crit bonus", 0, "rule"), ("Weapon Damage", 4, "weapon")]
+            ("Weapon Damage", 4, "weapon")]
         assert [t.source for t in damage.terms[1:3]] == ["STR bonus, ash's sheet (C12)", "Fatigued x1 (C28)"]
 
     def test_a_crits_extra_primary_bonus_is_split_too(self) -> None:
