@@ -217,6 +217,11 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
         _check_output(html, "the report", made=made)
         _not_overwritten(html, target, [p for p in paths if p is not None])
         _check_folder(_fights_folder(html))
+    from .app import _log
+
+    _log().info("simulation_started", encounters=[e.id for e in encounters], fights=count, until_ci=until_ci,
+                max_fights=max_fights if until_ci is not None else None, seed=seed.hex(), workers=workers,
+                dask=address, batch=batch)
     run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
     from omen_replay.output import output_file
 
@@ -231,6 +236,9 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
     if html is not None:
         _write_html(run, html, shlex.quote(str(target.absolute())))  # its replay commands work from anywhere
         wrote(f"the report written to {html}", "fight pages")  # (its fight pages with it: one note for both)
+    _log().info("simulation_finished", fights=run.manifest.fights, seconds=round(run.timing.seconds, 3),
+                backend=run.timing.backend, workers=run.timing.workers, run=str(target),
+                report=str(html) if html is not None else None)
     if as_json:
         stdout.write(run_json(run).decode() + "\n")
         return

@@ -984,3 +984,19 @@ def test_the_pages_replay_commands_work_from_any_directory(tmp_path: Path, monke
     played = omen(*shlex.split(commands[0])[1:])
     assert played.exit_code == 0, played.output
     assert list(elsewhere.glob("fight-*.jsonl")), list(elsewhere.iterdir())
+
+
+def test_a_run_logs_its_start_and_end_as_structured_lines(tmp_path: Path) -> None:
+    """docs/simulate.md: with ``--log-format json --log-level info`` a run logs ``simulation_started`` (its
+    encounters, fights, seed, workers) and ``simulation_finished`` (fights, seconds, where the run was written),
+    one JSON object a line on standard error, for a tool to follow (it logged nothing at info: a tester)."""
+    out = tmp_path / "run.json"
+    done = subprocess.run([sys.executable, "-m", "omen_cli", "--log-format", "json", "--log-level", "info",
+                           "simulate", str(EMBER_FORD_2V2), "--fights", "5", "--workers", "1", "--seed", SEED,
+                           "--out", str(out)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    assert [line["event"] for line in lines] == ["simulation_started", "simulation_finished"]
+    assert (lines[0]["encounters"], lines[0]["fights"], lines[0]["seed"], lines[0]["workers"]) == (
+        ["ember-ford-2v2"], 5, SEED, 1)
+    assert (lines[1]["fights"], lines[1]["run"], lines[1]["level"]) == (5, str(out), "info")
