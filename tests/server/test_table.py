@@ -299,7 +299,11 @@ def test_a_condition_lasting_until_a_named_turn_says_until_when(table: Any) -> N
     answer = table.command({"command": "apply_condition", "who": "vesh", "condition": "Prone",
                             "until": "end_of_next_turn", "of": "kael"})
     assert answer.status_code == 201, answer.text
-    assert '<span class="left"> until the end of Kael Arden&#39;s next turn</span>' in fragment(table, table.gm)
+    text = fragment(table, table.gm)
+    assert '<span class="left long"> until the end of Kael Arden&#39;s next turn</span>' in text
+    # on a phone the chip says it short (five lines at 390 px: a tester), and its box says it whole
+    assert '<span class="left short"> till Kael Arden&#39;s next turn ends</span>' in text
+    assert '<span class="short-only"> Now: until the end of Kael Arden&#39;s next turn.</span>' in text
 
 
 def _attr(text: str, name: str) -> str:
@@ -1009,7 +1013,8 @@ class TestTheDecisionsNumbers:
             assert table.command({"command": "apply_condition", "who": who,
                                   "condition": condition}).status_code == 201
         text = html.unescape(fragment(table, table.gm))
-        said = dict(re.findall(r'<p class="cond-said">(\w+): ([^<]*)</p>', text))
+        said = dict(re.findall(r'<p class="cond-said">(\w+): ([^<]*)(?:<span class="short-only">[^<]*</span>)?</p>',
+                               text))
         assert said["Prone"] == ("C27: attacked at +4 to hit in melee, at \u22122 at range; cannot Dodge (C9); cleared "
                                  "by standing up (a Movement Action)")
         assert said["Unseen"].startswith("C27: its attack rolls an extra FCS die, and then it is no longer Unseen")
