@@ -326,8 +326,8 @@ def legal_now(state: Any) -> list[str]:
     tags = dict.fromkeys(str(a.command.__struct_config__.tag) for a in point.answers)
     by = f" by {', '.join(who)}" if who and point.step is not None else ""
     legal = [f"{' or '.join(tags)}{by} ({point.title}, {point.rule})"]
-    if point.step is not None and point.cancellable:
-        legal.append("the GM's cancel_action")
+    if point.step is not None and point.cancellable and len(state.stack) <= 1:  # a reaction's window: the reaction
+        legal.append("the GM's cancel_action")  # is finished or undone first (as options() offers it, a tester)
     return [*legal, "the GM's end_fight or undo"]
 
 

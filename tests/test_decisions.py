@@ -358,6 +358,21 @@ class TestEveryStateOfRandomFights:
                 assert {responder_of(c) for c in candidates} <= {responder}
             assert legal_now(state)[0].endswith(f"({point.title}, {point.rule})")
 
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                    HealthCheck.data_too_large])
+    @given(fights(max_commands=30))
+    def test_a_refusal_offers_cancel_action_exactly_where_options_offer_it(self, rf: RandomFight) -> None:
+        """In every state of random fights with a decision open: legal_now names the GM's cancel_action exactly
+        where options() offers cancel_action (a refusal during the Active Defense window of a reaction named it,
+        and the cancel was then refused: a reaction is finished or undone first; found by a tester)."""
+        from omen_core.options import options
+
+        for state in rf.states.values():
+            if waiting_point(state) is None:
+                continue
+            offered = any(o.command == "cancel_action" for o in options(state).offers)
+            assert ("the GM's cancel_action" in legal_now(state)) == offered, legal_now(state)
+
 
 class TestLegalNowAtRest:
     def test_at_rest_nothing_is_open(self) -> None:
