@@ -603,11 +603,33 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card = StoryCard(seq=batch, kind="unseen", headline=said[0], lines=said[1:], seqs=[batch],
                              batches={batch})
             cards.insert(next((i for i, c in enumerate(cards) if c.seq > batch), len(cards)), card)
+    _tell_reactions(cards)
     _strike(cards, undos)
     for card in cards:
         if not card.headline and card.lines:
             card.headline = card.lines.pop(0)
     return [c for c in cards if c.lines or c.kind in ("undo", "redo") or c.headline]
+
+
+def _reaction_line(reaction: StoryCard) -> str:
+    """A reaction's outcome as the card of the action it answered tells it, at its window: ``MISS: Interrupt: Sly
+    attacks Tarn (#59)``, the reaction's own card named by its seq."""
+    return f"{reaction.verdict}: {reaction.headline} (#{reaction.seq})"
+
+
+def _tell_reactions(cards: list[StoryCard]) -> None:
+    """Each resolved reaction (an Interrupt, an Attack of Opportunity) told in the card of the action it answered,
+    after the line of its window, in the order it came: the action's card went from the window to its own hit, and
+    read newest first the reaction's own card stood above it, as if it came after (a tester). The reaction keeps its
+    own card, with its dice and lines; a cancelled action's card tells it already (:func:`_cancelled`)."""
+    for reaction in cards:
+        action = reaction.answered
+        if action is None or not reaction.verdict or any(reaction.headline in line for line in action.lines):
+            continue
+        windows = [i for i, line in enumerate(action.lines) if _WINDOW_LINE.search(line)]
+        earlier = sum(1 for other in cards if other.answered is action and other.verdict and other.seq < reaction.seq)
+        at = windows[min(earlier, len(windows) - 1)] + 1 if windows else 0  # the n-th reaction: the n-th window
+        action.lines.insert(at, _reaction_line(reaction))
 
 
 #: The dice of a heal the seat knows by its roll alone (it does not see the sheet that writes it): any roll.
@@ -1038,15 +1060,19 @@ def _with_reaction(reaction: StoryCard, action: StoryCard) -> StoryCard:
     action too is resolved, the action leads. Either way the reaction is told where it came: after the line of
     the window it answered ("Attack of opportunity window for Skarn"), before what the action did next (it led the
     lines, and the window read after its own result: a tester); first, where no such line is."""
-    at = next((i + 1 for i, line in enumerate(action.lines) if _WINDOW_LINE.search(line)), 0)
+    said = _reaction_line(reaction)
+    if said in action.lines:  # the action's card tells it at its window already (_tell_reactions): told whole there
+        at = action.lines.index(said)
+        rest = action.lines[at + 1:]
+    else:
+        at = next((i + 1 for i, line in enumerate(action.lines) if _WINDOW_LINE.search(line)), 0)
+        rest = action.lines[at:]
     if action.verdict:
         lead = action
-        lines = [*action.lines[:at], f"{reaction.verdict}: {reaction.headline}", *reaction.outcome,
-                 *action.lines[at:]]
+        lines = [*action.lines[:at], f"{reaction.verdict}: {reaction.headline}", *reaction.outcome, *rest]
     else:
         lead = reaction
-        lines = [*action.lines[:at], *reaction.lines, f"the action it answered goes on: {action.headline}",
-                 *action.lines[at:]]
+        lines = [*action.lines[:at], *reaction.lines, f"the action it answered goes on: {action.headline}", *rest]
     return StoryCard(seq=lead.seq, kind=lead.kind, headline=lead.headline, lines=lines, verdict=lead.verdict,
                      struck=lead.struck, undone=lead.undone, seqs=sorted({*reaction.seqs, *action.seqs}),
                      batches=reaction.batches | action.batches, round=lead.round, outcome=lead.outcome, by=lead.by,

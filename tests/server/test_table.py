@@ -1504,6 +1504,18 @@ def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: A
     assert lines.index("Interrupt window for Brin Hollowmere") < lines.index(
         "MISS: Interrupt: Brin Hollowmere attacks Vesh the Cinder-Hand with Short blade") < lines.index(
         "Active Defense window for Kael Arden: attack 17 against base defense 5"), lines
+    # in the log, the attack's own card tells the Interrupt's miss after its window's line too, naming its card (it
+    # went from the window to the attack's hit, the Interrupt's card standing above it newest first: a tester)
+    text = fragment(table, table.gm)
+    attack = re.search(r'<article class="entry" id="seq-(\d+)"[^>]*data-said="[A-Z, ]*: Vesh the Cinder-Hand attacks',
+                       text)
+    interrupt = re.search(r'<article class="entry" id="seq-(\d+)"[^>]*data-said="MISS: Interrupt: ', text)
+    assert attack is not None and interrupt is not None, text[:3000]
+    entry = text[attack.start():]
+    entry = [html.unescape(x) for x in re.findall(r"<li>([^<]*)</li>", entry[:entry.index("</article>")])]
+    window = entry.index("Interrupt window for Brin Hollowmere")
+    assert entry[window + 1] == ("MISS: Interrupt: Brin Hollowmere attacks Vesh the Cinder-Hand with Short blade "
+                                 f"(#{interrupt.group(1)})"), entry
     # the GM undoes the attack: the card struck through is the attack's, as the undo's preview named it (the top
     # card named the Interrupt: a tester)
     assert table.command({"command": "undo", "reason": "wrong target"}).status_code == 201
