@@ -339,7 +339,7 @@ def test_a_decisions_dice_are_each_captioned_and_none_is_cut_off(tmp_path: Path)
                 origin = f"http://127.0.0.1:{server.port}/table/dice"
                 gm = browser.new_page(viewport={"width": 1280, "height": 900})
                 gm.goto(f"{origin}#token={gm_token}")
-                captioned(gm, ["Grask hit", "Grask hit"])  # its own, before Alice's (docs/server.md)
+                captioned(gm, ["Grask hit", "Grask hit FCS"])  # its own (docs/server.md); which pool (a tester)
                 phone = browser.new_page(viewport={"width": 390, "height": 900})
                 phone.goto(f"{origin}#token={seat['token']}")
                 phone.wait_for_selector(".decision")
