@@ -156,7 +156,8 @@ def _weapon(sheet: CombatantSheet, cmd: DeclareAttack, wielding: tuple[str, ...]
         have = ", ".join(w.id for w in sheet.weapons) or "none"
         raise RuleViolation("C4", f"{sheet.id!r} has no weapon {cmd.weapon!r} (weapons: {have})", field="$.weapon")
     if weapon.id not in wielding and "spell" not in weapon.properties:  # a spell is no gear to hold
-        held = ", ".join(w.id for w in sheet.weapons if w.id in wielding) or "nothing"
+        held = ", ".join(w.id for w in sheet.weapons if w.id in wielding and "spell" not in w.properties) \
+            or "nothing"  # a spell is never held (docs/rulings.md), as the Parry's refusal says
         raise RuleViolation("C35", f"{sheet.id!r} does not hold {weapon.id!r} (in hand: {held}); draw it first",
                             field="$.weapon")
     return weapon
@@ -266,7 +267,7 @@ def _in_hand(draft: Draft, cmd: AnswerActiveDefense, why: str) -> str:
     if cmd.defense == "block" and shield is not None and shield.id not in fighter.wielding and \
             why == "Block needs a shield (C9)":
         return (f"Block needs the shield in hand (C9, C35): {shield.id!r} is not in hand; in hand: "
-                f"{', '.join(fighter.wielding) or 'nothing'}")
+                f"{', '.join(fighter.held) or 'nothing'}")  # a spell takes no hand (docs/rulings.md)
     if cmd.defense != "parry":
         return why
     held = [w.id for w in fighter.sheet.weapons if w.id in fighter.held]

@@ -486,6 +486,18 @@ class TestParryWithAnyWeaponInHand:
             "Block needs a shield (C9)"))
         fight.defend("vesh", None)
 
+    def test_a_block_refused_for_a_shield_not_in_hand_lists_no_spell_in_hand(self, play: Play) -> None:
+        """C9, C35, docs/rulings.md "A spell needs no hand": Vesh carries a buckler not in hand and wields the shard
+        (a spell) and the axe: the Block's refusal says what is in hand as the Parry's does, the axe alone (it listed
+        the shard too: a tester)."""
+        defender = replace(vesh(weapons=(SHARD, AXE), shield=Shield(id="buckler", block_rating=2)),
+                           wielding=("shard", "axe"))
+        fight = duel(play, [6, 1, 1], defender=defender)
+        fight.attack("kael", "vesh")
+        said = str(refused(fight, lambda: fight.defend("vesh", "block"), "C9"))
+        assert "Block needs the shield in hand (C9, C35): 'buckler' is not in hand; in hand: axe;" in said, said
+        fight.defend("vesh", None)
+
     def test_a_spell_never_parries(self, play: Play) -> None:
         """docs/rulings.md "A spell needs no hand", C9: Vesh's sheet lists the shard first and in ``wielding``; a
         Parry naming it is refused; one naming no weapon takes the axe (STR d8 5 + 1 + rating 2 = 8, total 10),
