@@ -105,7 +105,7 @@ from .machine import (
 from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
-__all__ = ["CombatantState", "Until", "Pending", "deferred_due", "Reaction", "AttackFrame", "SaveFrame",
+__all__ = ["CombatantState", "in_hand", "Until", "Pending", "deferred_due", "Reaction", "AttackFrame", "SaveFrame",
            "sides_standing", "side_down", "MoveFrame", "AbilityFrame", "MomentFrame", "Frame", "FightState", "EFFECTS",
            "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point", "opens_undo_point",
            "redo_stack_after", "redoable", "spend"]
@@ -173,11 +173,16 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     @property
     def held(self) -> tuple[str, ...]:
-        """What is in hand as the table is told it (C35): the gear in ``wielding`` but spells, which take no hand
-        (docs/rulings.md, "A spell needs no hand": a sheet's ``wielding`` naming one, or a spell first on a sheet
-        that lists none, gives it no hand)."""
-        return tuple(item for item in self.wielding
-                     if (weapon := self.sheet.weapon(item)) is None or "spell" not in weapon.properties)
+        """What is in hand as the table is told it (C35): :func:`in_hand` of its sheet and ``wielding``."""
+        return in_hand(self.sheet, self.wielding)
+
+
+def in_hand(sheet: CombatantSheet, wielding: tuple[str, ...]) -> tuple[str, ...]:
+    """What is in hand (C35): the gear in ``wielding`` but spells, which take no hand (docs/rulings.md, "A spell
+    needs no hand": a sheet's ``wielding`` naming one, or a spell first on a sheet that lists none, gives it no
+    hand)."""
+    return tuple(item for item in wielding
+                 if (weapon := sheet.weapon(item)) is None or "spell" not in weapon.properties)
 
 
 class Until(msgspec.Struct, frozen=True, kw_only=True, gc=False):

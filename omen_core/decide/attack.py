@@ -38,7 +38,7 @@ from ..hooks import Moment
 from ..machine import Phase
 from ..parts import PoolTag
 from ..rules import attack as rules
-from ..state import AttackFrame
+from ..state import AttackFrame, in_hand
 from .draft import Draft, helplessness
 from .effects import Context, check_consequences, land_damage, run_consequences
 from .flow import require_turn
@@ -156,8 +156,7 @@ def _weapon(sheet: CombatantSheet, cmd: DeclareAttack, wielding: tuple[str, ...]
         have = ", ".join(w.id for w in sheet.weapons) or "none"
         raise RuleViolation("C4", f"{sheet.id!r} has no weapon {cmd.weapon!r} (weapons: {have})", field="$.weapon")
     if weapon.id not in wielding and "spell" not in weapon.properties:  # a spell is no gear to hold
-        held = ", ".join(w.id for w in sheet.weapons if w.id in wielding and "spell" not in w.properties) \
-            or "nothing"  # a spell is never held (docs/rulings.md), as the Parry's refusal says
+        held = ", ".join(w.id for w in sheet.weapons if w.id in in_hand(sheet, wielding)) or "nothing"
         raise RuleViolation("C35", f"{sheet.id!r} does not hold {weapon.id!r} (in hand: {held}); draw it first",
                             field="$.weapon")
     return weapon

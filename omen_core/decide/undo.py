@@ -48,7 +48,7 @@ def undo(draft: Draft, cmd: Undo, history: History | None) -> None:
     """Void the live events from the last undo point (or from ``to_seq``, if it is one) to the last live event."""
     state = draft.state
     if cmd.to_seq is not None and 0 < cmd.to_seq < state.undo_floor:  # C42 first: a hint about the seq's command
-        raise _past_reveal(state, "$.to_seq")  # would point at another seq the reveal puts out of reach too
+        raise _past_reveal(state, _TO_SEQ)  # would point at another seq the reveal puts out of reach too
     start = state.undo_point if cmd.to_seq is None else _checked_target(state, cmd.to_seq, history)
     if not start:
         raise RuleViolation("undo", "there is nothing to undo")
@@ -66,35 +66,42 @@ def _past_reveal(state: FightState, field: str | None = None) -> RuleViolation:
                                 "is never undone (a revealed seed is spent)", **({"field": field} if field else {}))
 
 
+#: Where an undo's target is, in the command: a refusal of it names that field.
+_TO_SEQ = "$.to_seq"
+
+
+def _at_target(why: str) -> RuleViolation:
+    """An undo refused for its ``to_seq`` (rule ``undo``), at that field."""
+    return RuleViolation("undo", why, field=_TO_SEQ)
+
+
 def _checked_target(state: FightState, seq: int, history: History | None) -> int:
     """``seq`` if an undo may go back to it now; otherwise a RuleViolation saying why, at ``$.to_seq``."""
     hint = (f"; the last command that can be undone starts at seq {state.undo_point} (the first seq of an earlier "
             "command at rest takes back more)" if state.undo_point and state.undo_point >= state.undo_floor else "")
     if seq > state.live_seq:
-        raise RuleViolation("undo", f"seq {seq} is past the last live event (seq {state.live_seq}){hint}",
-                            field="$.to_seq")
+        raise _at_target(f"seq {seq} is past the last live event (seq {state.live_seq}){hint}")
     found = history.target(seq) if history is not None else None
     if found is None:
-        raise RuleViolation("undo", f"cannot look back to seq {seq} (no history given){hint}", field="$.to_seq")
+        raise _at_target(f"cannot look back to seq {seq} (no history given){hint}")
     if not found.live:
-        raise RuleViolation("undo", f"seq {seq} is undone already{hint}", field="$.to_seq")
+        raise _at_target(f"seq {seq} is undone already{hint}")
     if not is_undo_point(found.before, found.event, found.seq, found.batch):
         if found.seq == 1:  # the fight's first event: its start is set-up, never undone
-            raise RuleViolation("undo", f"seq 1 starts the fight (fight_started), which no undo goes back to: the "
-                                        f"fight's start is never undone (start another fight instead){hint}",
-                                field="$.to_seq")
+            raise _at_target(f"seq 1 starts the fight (fight_started), which no undo goes back to: the "
+                             f"fight's start is never undone (start another fight instead){hint}")
         if found.seq == found.batch and found.before.pending is not None:
             action = found.before.pending.action
             declared = history.target(action) if history is not None else None
             start = declared.batch if declared is not None else action  # the command that declared it starts here
-            raise RuleViolation("undo", f"cannot undo back to seq {seq}: action {action} is in progress there (at "
-                                        f"'{found.before.step.value}'); undo back to seq {start}, where the command "
-                                        f"that declared it starts", field="$.to_seq")
+            raise _at_target(f"cannot undo back to seq {seq}: action {action} is in progress there (at "
+                             f"'{found.before.step.value}'); undo back to seq {start}, where the command "
+                             f"that declared it starts")
         if found.seq == found.batch:  # an undo's or a redo's own batch: taken back with redo, never undone to
-            raise RuleViolation("undo", f"seq {seq} starts an undo or a redo, which an undo does not go back to "
-                                        f"(redo takes back the last undo){hint}", field="$.to_seq")
-        raise RuleViolation("undo", f"seq {seq} is inside a command, which starts at seq {found.batch}: an undo goes "
-                                    f"back to the first seq of a command{hint}", field="$.to_seq")
+            raise _at_target(f"seq {seq} starts an undo or a redo, which an undo does not go back to "
+                             f"(redo takes back the last undo){hint}")
+        raise _at_target(f"seq {seq} is inside a command, which starts at seq {found.batch}: an undo goes "
+                         f"back to the first seq of a command{hint}")
     return seq
 
 

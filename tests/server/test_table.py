@@ -1511,8 +1511,8 @@ def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: A
                        text)
     interrupt = re.search(r'<article class="entry" id="seq-(\d+)"[^>]*data-said="MISS: Interrupt: ', text)
     assert attack is not None and interrupt is not None, text[:3000]
-    entry = text[attack.start():]
-    entry = [html.unescape(x) for x in re.findall(r"<li>([^<]*)</li>", entry[:entry.index("</article>")])]
+    card = text[attack.start():]
+    entry = [html.unescape(x) for x in re.findall(r"<li>([^<]*)</li>", card[:card.index("</article>")])]
     window = entry.index("Interrupt window for Brin Hollowmere")
     assert entry[window + 1] == ("MISS: Interrupt: Brin Hollowmere attacks Vesh the Cinder-Hand with Short blade "
                                  f"(#{interrupt.group(1)})"), entry
