@@ -1062,6 +1062,8 @@ def _staged_for(staged: StagedView | None, names: Mapping[str, str]) -> str:
     own = all(r.roller == actor for r in staged.rolls)
     if own and command == "answer_active_defense" and any(r.purpose != "active_defense" for r in staged.rolls):
         own = False  # the defense turned an Interrupt, and the action it answered goes on with the defender's dice:
+    if own and command != "answer_active_defense" and any(r.purpose == "base_defense" for r in staged.rolls):
+        own = False  # a reactor's own base defense: the action it answered goes on against it ("React by Sly"):
     if command != "pass_reaction" and own and not any(r.about for r in staged.rolls):  # said as what they are
         return ""  # ("Brin Hollowmere's hit", not the defense's; a tick's die, not "End turn": testers)
     said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {purpose_words(r.purpose, r.about)}"

@@ -2039,3 +2039,26 @@ def test_a_damage_taken_decision_says_how_much_the_attack_dealt(table: Any) -> N
     assert table.command({"command": "answer_active_defense", "defender": "kael"}).status_code == 201
     assert "<li>Kael took 6 damage from the attack (C13)</li>" in fragment(table, alice), fragment(table, alice)
     assert "damage from the attack" not in fragment(table, bob)
+
+
+def test_an_interrupt_staged_for_its_reactors_own_base_defense_says_what_the_die_is_for(table: Any) -> None:
+    """C24, C29: Alice's Kael attacks Skarn (the GM's), who Interrupts; the GM types Skarn's hit (1, 1), Alice her
+    base defense and her hit (8; 8, 6): the Interrupt misses and Kael's attack goes on, staged for Skarn's base
+    defense die, the GM's: the GM's roll box says so, "Skarn Gutterjaw's base defense" (it said "React by Skarn
+    Gutterjaw": the die is the reactor's own, but not for its own strike; found by a tester)."""
+    table.create(names=("kael", "skarn"), dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    for command in ({"command": "roll_initiative", "dice": [1, 6]}, {"command": "engage", "who": "kael",
+                                                                     "others": ["skarn"]},
+                    {"command": "end_turn", "who": "skarn"}):
+        assert table.command(command).status_code == 201, command
+    declared = table.command({"command": "declare_attack", "attacker": "kael", "target": "skarn",
+                              "weapon": "longsword"}, token=alice, stage=True)
+    assert declared.json()["options"]["waiting"]["kind"] == "interrupt", declared.text
+    staged = table.command({"command": "react", "who": "skarn", "weapon": "maul", "dice": [1, 1]}, stage=True)
+    assert staged.status_code == 202, staged.text
+    given = table.client.post("/fights/duel/staged", headers=table.auth(alice),
+                              json={"id": staged.json()["id"], "dice": [8, 8, 6]})
+    assert given.status_code == 202 and given.json()["awaiting"] == "the GM", given.text
+    said = _said(html.unescape(fragment(table, table.gm)), '<h2 id="roll-h"', "</h2>")
+    assert said == "Roll your dice: Skarn Gutterjaw's base defense", said
