@@ -99,6 +99,7 @@ __all__ = [
     "load_library",
     "with_abilities",
     "content_hash",
+    "canonical",
     "load_ruleset",
     "load_sheet",
     "refused_sheet",
@@ -1134,6 +1135,15 @@ def content_hash(value: msgspec.Struct) -> str:
 
 
 _CANONICAL = msgspec.json.Encoder(order="deterministic")
+
+C = TypeVar("C", bound=msgspec.Struct)
+
+
+def canonical(value: C) -> C:
+    """``value`` as the log holds it: its mappings in the canonical order (sorted keys) a log line encodes, so that a
+    live fight's state holds them as a reloaded one does (a ruleset read from TOML kept the file's order, and a
+    live state encoded to other bytes than the same state replayed)."""
+    return msgspec.json.decode(_CANONICAL.encode(value), type=type(value))
 
 
 def load_ruleset(path: str | Path | None = None) -> Ruleset:

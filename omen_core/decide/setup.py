@@ -27,6 +27,7 @@ from ..content import (
     Reroll,
     Ruleset,
     Save,
+    canonical,
     content_hash,
 )
 from ..dice import commitment
@@ -52,7 +53,8 @@ def start(draft: Draft, cmd: StartFight) -> None:
         raise RuleViolation("setup", f"fight {draft.state.fight_id!r} has already started")
     if (cmd.dice_source == "seeded") != (cmd.seed_commitment is not None):
         raise RuleViolation("dice", "a seed commitment is recorded for seeded dice, and only for them")
-    draft.emit(FightStarted(ruleset=cmd.ruleset, ruleset_hash=cmd.ruleset.content_hash(), dice=cmd.dice_source,
+    ruleset = canonical(cmd.ruleset)  # as the log holds it: a live state is the state replayed, byte for byte
+    draft.emit(FightStarted(ruleset=ruleset, ruleset_hash=ruleset.content_hash(), dice=cmd.dice_source,
                             seed_commitment=cmd.seed_commitment, title=cmd.title))
 
 
@@ -65,6 +67,7 @@ def join(draft: Draft, cmd: Join) -> None:
         raise RuleViolation("setup", f"a combatant with id {sheet.id!r} has already joined", field="$.id")
     _check_sheet_types(draft, sheet)
     _check_abilities(draft, sheet)
+    sheet = canonical(sheet)  # as the log holds it (its skills and resistances in the log's order)
     draft.emit(CombatantJoined(sheet=sheet, sheet_hash=content_hash(sheet)))
 
 
