@@ -880,7 +880,7 @@ class TestTheProgressBar:
         duel = mirror_duel(tmp_path)
         _out, shown = _on_a_terminal("simulate", str(duel), "--fights", "600", "--workers", "1", "--batch", "50",
                                      "--out", str(tmp_path / "a.json"))
-        assert "simulating" in shown and "fights/s" in shown and "widest interval" in shown and "/600" in shown
+        assert "simulating" in shown and "fights/s" in shown and "widest ± " in shown and "/600" in shown
         out, shown = _on_a_terminal("simulate", str(duel), "--fights", "100", "--workers", "1", "--json", "--out",
                                     str(tmp_path / "b.json"))
         assert shown.strip() == "" and json.loads(out)["manifest"]["fights"] == 100
