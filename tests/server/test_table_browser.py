@@ -43,6 +43,14 @@ class Watch:
         page.on("request", lambda r: None if r.url.startswith((self.origin, "data:")) else self.outside.append(r.url))
         return page
 
+    def setup_page(self, browser: Any, server: Server) -> Any:
+        """The GM's page (1280 x 900, watched) on the set-up link ``omen serve`` printed, the creation token in its
+        fragment."""
+        gm = self.page(browser.new_context(viewport={"width": 1280, "height": 900}))
+        gm.set_default_timeout(10_000)
+        gm.goto(server.setup_link)
+        return gm
+
 
 def head_of(page: Any) -> str:
     return str(page.locator(".table-panel").get_attribute("data-head"))
@@ -102,9 +110,7 @@ def test_gm_and_player_play_a_fight_by_clicking(tmp_path: Path, monkeypatch: pyt
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
-                gm.set_default_timeout(10_000)
-                gm.goto(server.setup_link)  # the link omen serve printed, the creation token in its fragment
+                gm = watch.setup_page(browser, server)
                 gm.fill("#setup-title", "Kael and Vesh at the ford")
                 gm.uncheck("input[name=sheet][value=vesh]")
                 gm.fill("#setup-json", json.dumps(vesh))
@@ -809,9 +815,7 @@ def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_pa
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
-                gm.set_default_timeout(10_000)
-                gm.goto(server.setup_link)
+                gm = watch.setup_page(browser, server)
                 gm.fill("#setup-title", "From the GM's files")
                 gm.uncheck("input[name=sheet][value=vesh]")
                 gm.fill("#setup-json", vesh.replace("hp = 12", 'hp = "twelve"', 1))

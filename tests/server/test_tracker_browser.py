@@ -122,9 +122,7 @@ def test_a_whole_2v2_fight_with_physical_dice_from_the_pages_alone(tmp_path: Pat
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
-                gm.set_default_timeout(10_000)
-                gm.goto(server.setup_link)  # the link omen serve printed, the creation token in its fragment
+                gm = watch.setup_page(browser, server)
                 gm.fill("#setup-title", "The Ember Ford")
                 gm.check("input[name=dice][value=manual]")
                 gm.select_option("#setup-hp", "exact")
