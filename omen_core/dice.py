@@ -397,10 +397,14 @@ class FacesThenSource:
     """A command's faces, then a fight's own source (C29): a player types the faces of its own dice in a seeded
     fight, and the dice after them (the GM's, another player's) are the fight's to roll. Each roll is whole from
     one or the other: while faces are left it takes its faces (recorded as ``manual``; too few for it is
-    :class:`FacesNeeded`), once none are left it rolls from ``then`` (recorded as that source's kind)."""
+    :class:`FacesNeeded`), once none are left it rolls from ``then`` (recorded as that source's kind).
 
-    def __init__(self, faces: CommandFaces, then: DiceSource):
-        self.given, self.then = faces, then
+    ``typed`` says instead which rolls take the command's faces, wherever they come: the rolls of combatants whose
+    dice are physical in a seeded fight (the others' from the seed, before and after them), or, deciding a command
+    again, the rolls its batch recorded as typed."""
+
+    def __init__(self, faces: CommandFaces, then: DiceSource, typed: Callable[[RollRequest], bool] | None = None):
+        self.given, self.then, self.typed = faces, then, typed
         #: the kind of the roll last rolled, and whether it came with the command (no change of the fight's dice
         #: source to record)
         self.kind: DiceSourceKind = faces.kind
@@ -417,8 +421,9 @@ class FacesThenSource:
         return self.given.surplus
 
     def faces(self, request: RollRequest) -> Sequence[int]:
-        """The command's next faces for this roll while any are left, else the source's."""
-        self.carried = self.given.surplus > 0
+        """The command's next faces for this roll while any are left, else the source's; with ``typed``, the
+        command's faces for the rolls it names (too few: :class:`FacesNeeded`), the source's for the others."""
+        self.carried = self.given.surplus > 0 if self.typed is None else self.typed(request)
         self.kind = self.given.kind if self.carried else self.then.kind
         return self.given.faces(request) if self.carried else self.then.faces(request)
 

@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar, get_args
 
@@ -499,10 +499,14 @@ class Fight:
         """Every stored event of this fight, read from the store."""
         return list(self.store.read(self.fight_id))
 
-    def execute(self, command: Command, by: str = "", then_roll: bool = False) -> list[StoredEvent]:
+    def execute(self, command: Command, by: str = "", then_roll: bool = False,
+                physical: Collection[str] = ()) -> list[StoredEvent]:
         """Decide ``command`` (given by ``by``, for the record), append its events, and keep the state the
         decision computed; return the stored events. ``then_roll``: the dice after the faces the command carries
-        roll from the fight's own source (a player types its own dice in a seeded fight; C29).
+        roll from the fight's own source (a player types its own dice in a seeded fight; C29). ``physical``: in a
+        seeded fight, the combatants whose dice are physical: their rolls take the command's faces in C29 order
+        (too few: :class:`~omen_core.dice.FacesNeeded`, naming those rolls alone), every other roll is the seed's,
+        wherever it comes (ignored in a fight whose dice are not seeded: every die of it is typed or scripted).
 
         Everything is checked before anything is written: the command's
         arguments exactly as the JSON decoders check them
@@ -511,9 +515,10 @@ class Fight:
         number past 2**53 - 1 (a total made of large numbers: InvalidCommand
         naming the event and the field). A refused command appends nothing.
         """
-        return self.execute_all([command], by, then_roll)
+        return self.execute_all([command], by, then_roll, physical)
 
-    def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False) -> list[StoredEvent]:
+    def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False,
+                    physical: Collection[str] = ()) -> list[StoredEvent]:
         """Decide several commands one after the other and append all their events at once, atomically: all of
         them or none (each still its own batch). How a fight's set-up is written in one go. An :class:`OmenError`
         one of the commands raises carries that command's index in ``commands`` (``command_index``)."""
@@ -522,6 +527,10 @@ class Fight:
             raise InvalidArgument("commands", "a sequence of commands", commands)
         dice = source = self._dice()
         mark = source.checkpoint()
+        if isinstance(physical, (str, bytes)) or not isinstance(physical, Collection):
+            raise InvalidArgument("physical", "a collection of combatant ids", physical)
+        rolled_by = frozenset(physical)
+        typed = (lambda request: request.roller in rolled_by) if rolled_by and dice.kind == "seeded" else None
         state, stored, drafts = self._state, Sealed(), []
         following: SeededDice | None = None
         try:
@@ -536,7 +545,7 @@ class Fight:
                 if fresh is not None and fresh is not following:  # the seed revealed is spent (C42): the batch's
                     dice = following = fresh                          # later dice come from the fresh one
                 checked = validated(command, self.commands)
-                draft = decided(state, checked, dice, _History(self), by, then_roll)
+                draft = decided(state, checked, dice, _History(self), by, then_roll, typed)
                 batch = self._seal(draft.events, state)
                 _recordable(checked, batch)
                 stored.extend_sealed(batch)

@@ -50,7 +50,7 @@ from omen_core.commands import Command, Join, StartFight
 from omen_core.decide import Target, decided
 from omen_core.decide.flow import DYING_TURN
 from omen_core.derive import damage_terms, hit_numbers, landing, mitigation_for
-from omen_core.dice import RecordedDice, commitment, seeded_faces
+from omen_core.dice import RecordedDice, RollRequest, commitment, seeded_faces
 from omen_core.errors import BadInput, DiceExhausted, OmenError, RuleViolation, TornTail
 from omen_core.events import (
     SCHEMA_VERSION,
@@ -630,20 +630,24 @@ class Audit(Visitor):
         rolls = [r.event for r in batch.records if isinstance(r.event, DiceRolled)]
         history = _Targets(self.targets, self.voided_now)
         carried = "scripted" if batch.before.dice_mode == "scripted" else "manual"
-        # faces the command carried, then the fight's own dice (a player's own faces in a seeded fight, C29): the
-        # command is decided again the same way, its carried faces first, then the rolls the fight's dice made
-        then_roll = command.dice is not None and any(r.source != carried for r in rolls)
-        if then_roll:
+        # faces the command carried and the fight's own dice (a player's own faces in a seeded fight, C29; the dice
+        # of combatants whose dice are physical, wherever they come): the command is decided again the same way,
+        # each roll the batch recorded as typed from the command's faces, the others from the rolls the fight's
+        # dice made, in the order they were recorded
+        typed: Callable[[RollRequest], bool] | None = None
+        if command.dice is not None and any(r.source != carried for r in rolls):
             given = len(command.dice or ())
-            taken, rest = 0, []
+            taken, rest, flags = 0, [], []
             for r in rolls:
-                if taken < given and r.source == carried:
+                flags.append(taken < given and r.source == carried)
+                if flags[-1]:
                     taken += len(r.dice)
                 else:
                     rest.append(r)
-            rolls = rest
+            rolls, each = rest, iter(flags)
+            typed = lambda _request: next(each, False)  # noqa: E731 - one call a roll, in order (decide restores none)
         try:
-            draft = decided(batch.before, command, RecordedDice(rolls), history, by, then_roll)
+            draft = decided(batch.before, command, RecordedDice(rolls), history, by, typed=typed)
         except RuleViolation as exc:
             self.findings.append(Finding(seq=first.seq, rule=exc.rule, what=f"the rules refuse this command here: "
                                          f"{exc}", expected="a command the rules accept here",
@@ -900,9 +904,12 @@ class Audit(Visitor):
         if rolled.source == "seeded" and self.seeds.commitment is None:
             yield Finding(seq=seq, rule="dice", what="a die labelled seeded in a fight without a seed commitment",
                           expected=str(mode), found="seeded")
-        elif self.batch_faces and self.faces_left and rolled.source != carried:
-            yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die rolled from faces the command carried",
-                          expected=carried, found=rolled.source)
+        elif self.batch_faces and self.faces_left and rolled.source not in (carried, mode):
+            # while faces are left a die is typed (the faces') or the fight's own: a die of a combatant whose dice
+            # are not physical, rolled from the seed between typed ones (docs/server.md, "Physical dice")
+            yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die while faces the command carried were "
+                          f"left, in a fight whose dice are {mode}", expected=f"{carried} or {mode}",
+                          found=rolled.source)
         elif self.batch_faces and not self.faces_left and rolled.source != mode:  # after the faces: the fight's (C29)
             yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die after the faces the command carried ran "
                           f"out, in a fight whose dice are {mode}", expected=str(mode), found=rolled.source)

@@ -18,10 +18,10 @@ from omen_core import (
     ScriptedDice,
     SeededDice,
 )
-from omen_core.commands import ApplyConditionCommand
+from omen_core.commands import ApplyConditionCommand, DeclareAttack
 from omen_core.content import ApplyCondition, DealDamage, SaveEffect
 from omen_core.decide import CallSave, Command, Contest, StaticCheck
-from omen_core.dice import commitment
+from omen_core.dice import FacesNeeded, commitment
 from omen_core.errors import (
     DiceExhausted,
     InvalidDieFace,
@@ -536,3 +536,63 @@ def test_a_live_fights_state_is_the_reloaded_ones_byte_for_byte() -> None:
         live = run_scenario(load_scenario(scenario), store, clock=lambda: 0)
         again = Fight.load(store, live.fight_id)
         assert msgspec.json.encode(live.state) == msgspec.json.encode(again.state), scenario.parent.name
+
+
+class TestPhysicalDice:
+    """A seeded fight some of whose combatants roll physical dice (``physical``; docs/server.md, "Physical dice in a
+    seeded fight"): their rolls take the command's faces wherever C29 puts them; every other roll is the seed's."""
+
+    SEED = bytes(range(32))
+
+    def duel(self) -> Fight:
+        """Kael and Vesh, seeded dice."""
+        return Fight.start(MemoryStore(), "duel", dice=SeededDice(self.SEED), combatants=[KAEL, VESH],
+                           clock=lambda: 0)
+
+    def test_a_physical_defenders_die_is_asked_for_between_the_attackers_seeded_dice(self) -> None:
+        """Kael attacks Vesh, whose dice are physical: C29 rolls Kael's primary and FCS dice first (the seed's), then
+        Vesh's RES die (base defense), for which no face was given: FacesNeeded names that roll alone, 0 faces
+        given, and nothing is appended."""
+        fight = self.duel()
+        before = [r.hash for r in fight.events]
+        with pytest.raises(FacesNeeded) as short:
+            fight.execute(DeclareAttack(attacker="kael", target="vesh"), physical={"vesh"})
+        assert [(r.roller, r.purpose) for r in short.value.needed] == [("vesh", "base_defense")]
+        assert short.value.given == 0
+        assert [r.hash for r in fight.events] == before
+
+    def test_given_its_face_the_others_dice_are_the_seeds_and_the_audit_decides_it_again(self) -> None:
+        """The same attack with Vesh's face 3: Kael's hit dice are the seed's faces for their counter (recorded
+        seeded), Vesh's RES die is [3] (recorded manual, after them); once the seed is revealed the audit decides
+        the command again clean and lists Vesh's die alone as dice provenance (docs/verify.md, item 10)."""
+        from omen_core.dice import seeded_face
+        from omen_replay.verify import verify_store
+
+        fight = self.duel()
+        fight.execute(DeclareAttack(attacker="kael", target="vesh", dice=(3,)), physical={"vesh"})
+        hit, defense = [r.event for r in fight.events if isinstance(r.event, DiceRolled)][:2]
+        assert (hit.roller, hit.source) == ("kael", "seeded")
+        assert [d.face for d in hit.dice] == [seeded_face(self.SEED, "duel", hit.counter, i, d.sides)
+                                              for i, d in enumerate(hit.dice)]
+        assert (defense.roller, defense.purpose, defense.source) == ("vesh", "base_defense", "manual")
+        assert [d.face for d in defense.dice] == [3]
+        report = verify_store(fight.store, "duel", seed=self.SEED)
+        assert report.clean and report.redecided > 0 and report.seeded_checked == report.seeded_dice > 0
+        assert [(f.kind, f.seq) for f in report.findings] == [
+            ("dice provenance", next(r.seq for r in fight.events if r.event == defense))]
+
+    def test_a_roll_of_one_not_physical_never_takes_the_faces(self) -> None:
+        """Only Kael is physical and the command carries two faces for Kael's two hit dice: Vesh's base defense is
+        the seed's, not the faces' (a face left over would be SurplusFaces)."""
+        fight = self.duel()
+        fight.execute(DeclareAttack(attacker="kael", target="vesh", dice=(5, 4)), physical=("kael",))
+        hit, defense = [r.event for r in fight.events if isinstance(r.event, DiceRolled)][:2]
+        assert ([d.face for d in hit.dice], hit.source) == ([5, 4], "manual")
+        assert defense.source == "seeded"
+
+    def test_physical_given_as_a_string_is_an_invalid_argument(self) -> None:
+        """``physical="vesh"`` would be five one-letter ids: InvalidArgument naming ``physical``."""
+        from omen_core.errors import InvalidArgument
+
+        with pytest.raises(InvalidArgument, match="physical"):
+            self.duel().execute(DeclareAttack(attacker="kael", target="vesh"), physical="vesh")

@@ -536,7 +536,7 @@ def decide(state: FightState, command: Command, dice: DiceSource, history: Histo
 
 
 def decided(state: FightState, command: Command, dice: DiceSource, history: History | None = None,
-            by: str = "", then_roll: bool = False) -> Draft:
+            by: str = "", then_roll: bool = False, typed: Callable[[RollRequest], bool] | None = None) -> Draft:
     """:func:`decide`, returning the whole :class:`Draft`: its events and the state they lead to (each event
     folded once, as it was emitted; an undo or redo marker is not folded: the walk applies it).
 
@@ -547,14 +547,17 @@ def decided(state: FightState, command: Command, dice: DiceSource, history: Hist
     that cannot roll (physical dice and no faces given) is FacesNeeded too.
     ``then_roll``: the dice after the command's faces roll from ``dice``
     (:class:`~omen_core.dice.FacesThenSource`: a player's own faces in a
-    seeded fight, the others' dice the fight's).
+    seeded fight, the others' dice the fight's). ``typed``: which rolls take
+    the command's faces, the others rolling from ``dice`` before and after
+    them (the rolls of combatants whose dice are physical in a seeded fight;
+    too few faces for them is FacesNeeded naming those rolls alone).
 
     The boundary of extension code: what an extension's callable raises (or
     answers wrongly) is :class:`~omen_core.hooks.ExtensionFailed`, naming
     the extension, its module and the row (:mod:`omen_core.hooks`).
     """
     try:
-        return _decided_command(state, command, dice, history, by, then_roll)
+        return _decided_command(state, command, dice, history, by, then_roll, typed)
     except UnknownCombatant as unknown:
         if "field" not in unknown.facts:  # the refusal names the field holding the unknown id (the first one)
             field = field_holding(command, unknown.combatant)
@@ -578,11 +581,19 @@ def field_holding(command: Command, value: str) -> str | None:
 
 
 def _decided_command(state: FightState, command: Command, dice: DiceSource, history: History | None, by: str,
-                     then_roll: bool) -> Draft:
+                     then_roll: bool, typed: Callable[[RollRequest], bool] | None) -> Draft:
     """:func:`decided`, at the boundary of extension code."""
     from ..hooks import extension_boundary  # here: this function is the boundary, and owns its import
 
     with extension_boundary():
+        if typed is not None:
+            given = command.dice or ()
+            split = FacesThenSource(CommandFaces(given, "scripted" if state.dice_mode == "scripted" else "manual"),
+                                    dice, typed)
+            draft = _decided(state, command, split, history, by)  # FacesNeeded names the typed rolls alone
+            if split.surplus:
+                raise SurplusFaces(split.requests, len(given), _stops_at(draft.state))
+            return draft
         if command.dice is not None:
             carried = CommandFaces(command.dice, "scripted" if state.dice_mode == "scripted" else "manual")
             faces: CommandFaces | FacesThenSource = FacesThenSource(carried, dice) if then_roll else carried
