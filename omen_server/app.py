@@ -12,7 +12,7 @@ import hashlib
 import re
 import secrets
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, TypeVar, Union, get_args
 
 import anyio
@@ -50,6 +50,7 @@ from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, digit_run, jso
 from omen_core.machine import Phase
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
+from omen_core.seats import hidden_from_players
 from omen_core.state import FightState
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
@@ -147,6 +148,7 @@ class CreateFight(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     hp_display: HpDisplay = "banded"
     hidden: Ids = ()
     notes: Notes = {}
+    physical: Ids = ()
 
 
 class ContentText(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -174,20 +176,24 @@ class TableSettings(msgspec.Struct, frozen=True, kw_only=True):
     others' HP (``exact``, ``banded``: unhurt / hurt / bloodied / down, or ``hidden``), the combatants hidden
     from them until the GM reveals them, the GM's notes (by combatant id, or ``fight``), whether the GM has
     published the log (then every seat may read it whole: ``GET /fights/{id}/log``), and the save effects whose
-    names every seat sees (the others' are ``a save`` to a seat that does not play the caller)."""
+    names every seat sees (the others' are ``a save`` to a seat that does not play the caller), and, in a seeded
+    fight, the combatants whose dice are physical: typed in by whoever plays them, the rest drawn from the seed
+    (docs/server.md, "Physical dice in a seeded fight")."""
 
     hp_display: HpDisplay = "banded"
     hidden: tuple[str, ...] = ()
     notes: dict[str, str] = {}
     published: bool = False
     public_effects: tuple[str, ...] = ()
+    physical: tuple[str, ...] = ()
 
 
 class SettingsChange(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A change to the table settings (GM only); what is left out stays as it is. ``reveal`` takes combatants out
     of ``hidden``, ``hide`` puts them in; ``notes`` replaces the notes it names (an empty note deletes it);
     ``publish`` publishes the log to every seat (it cannot be taken back); ``reveal_effects`` makes the names of
-    save effects public, ``hide_effects`` makes them the GM's again."""
+    save effects public, ``hide_effects`` makes them the GM's again; ``physical``, where given, is the whole list
+    of combatants whose dice are physical in a seeded fight (``[]``: every die the seed's again)."""
 
     hp_display: HpDisplay | None = None
     reveal: Ids = ()
@@ -196,6 +202,7 @@ class SettingsChange(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     publish: bool = False
     reveal_effects: EffectNames = ()
     hide_effects: EffectNames = ()
+    physical: Ids | None = None
 
 
 class NewSeat(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -208,11 +215,13 @@ class NewSeat(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 
 class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """A seat: its kind, name and combatants (never its token)."""
+    """A seat: its kind, name and combatants (never its token); ``physical``, of the combatants it gives dice for,
+    those whose dice are physical now in a seeded fight (the GM: every one), typed in when the server asks."""
 
     kind: Literal["gm", "player", "spectator"]
     name: str
     combatants: tuple[str, ...]
+    physical: tuple[str, ...] = ()
 
 
 class SeatEntry(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -437,7 +446,9 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
         detail = str(exc) if sight.gm else (
             "the faces given run short (C29: a command carries the faces of its dice in order, a roll's all "
             "together); yours: " + ("; ".join(needed) or "none")
-            + "; the others' are the GM's to roll and enter (in a seeded fight, the server's)")
+            + "; the others' are given by the seat that plays each (the GM for a combatant no player seat plays; "
+              "sent with \"stage\": true, the command waits for them), or in a seeded fight drawn from the seed "
+              "(but for combatants whose dice are physical)")
         return _problem(422, "faces-needed", "The command needs the faces of its dice", detail, rule="C29",
                         needed=needed, needed_dice=dice, field=_dice_field(request))
     if isinstance(exc, SurplusFaces):
@@ -876,7 +887,8 @@ class Fights:
         made meanwhile by another server: nothing of this one is kept). A fight of that id stored already, or
         stored by another server meanwhile, is 409."""
         dice: SeededDice | ManualDice = SeededDice.fresh() if spec.dice == "seeded" else ManualDice()
-        settings = _ENCODER.encode(TableSettings(hp_display=spec.hp_display, hidden=spec.hidden, notes=spec.notes))
+        settings = _ENCODER.encode(TableSettings(hp_display=spec.hp_display, hidden=spec.hidden, notes=spec.notes,
+                                                   physical=tuple(dict.fromkeys(spec.physical))))
         rows = Founding(fight_id, gm_token, dice.seed if isinstance(dice, SeededDice) else None, settings, answer)
         with self.creating(), self.lock(fight_id):
             if self.store.version(fight_id):
@@ -1015,8 +1027,9 @@ def _gm(request: Request[Any, Any, Any], fights: Fights, fight_id: str) -> str:
     return token
 
 
-def _info(seat: Seat) -> SeatInfo:
-    return SeatInfo(kind=seat.kind, name=seat.name, combatants=seat.combatants)
+def _info(seat: Seat, physical: Collection[str] = ()) -> SeatInfo:
+    return SeatInfo(kind=seat.kind, name=seat.name, combatants=seat.combatants,
+                    physical=tuple(sorted(w for w in physical if seat.kind == "gm" or w in seat.combatants)))
 
 
 def _may_give(seat: Seat, command: Command) -> None:
@@ -1150,16 +1163,36 @@ def command_rolls(state: FightState, command: Command) -> list[Rolled] | None:
         return None
 
 
-def own_faces_only(fight: Fight, command: Command, sight: Sight, given: int, field: str = "$.command.dice") -> None:
+def physical_now(fights: Fights, fight_id: str, fight: Fight) -> frozenset[str]:
+    """The combatants whose dice are physical now (docs/server.md, "Physical dice in a seeded fight"): in a fight
+    rolling seeded dice, those the table settings name, less any the table hides from the players that no player's
+    seat plays (the GM's hidden or Unseen: while hidden its dice are the seed's, as waiting for the GM's die would
+    tell of it). Hold the fight's lock."""
+    if not isinstance(fight.dice, SeededDice):
+        return frozenset()
+    settings = fights.settings(fight_id)
+    if not settings.physical:
+        return frozenset()
+    hidden = hidden_from_players(fight.state, settings.hidden)
+    played = {c for row in fights.keep.seat_rows(fight_id) if row.kind == "player" and not row.revoked
+              for c in row.combatants} if hidden else set()
+    return frozenset(who for who in settings.physical if who not in hidden or who in played)
+
+
+def own_faces_only(fight: Fight, command: Command, sight: Sight, given: int, field: str = "$.command.dice",
+                   physical: Collection[str] = ()) -> None:
     """A player's or spectator's faces roll only its own combatants' dice (C29): the first ``given`` faces of
     ``command`` go to its dice in C29 order (found by deciding it without writing anything), and one reaching a
     die of a combatant the seat does not play is :class:`NotYourFaces` (the engine alone would take any face for
-    any die: a player typed the GM's dice)."""
+    any die: a player typed the GM's dice). In a seeded fight with ``physical`` dice the faces go to those
+    combatants' dice alone, in C29 order (:meth:`omen_core.Fight.execute`)."""
     if sight.gm or not given:
         return
     rolls = command_rolls(fight.state, command)
     if rolls is None:
         return  # the command is refused anyway, as it says when it is run
+    if physical:
+        rolls = [roll for roll in rolls if roll[0] in physical]
     at, own = 0, list[Rolled]()
     for roll in rolls:
         if at >= given:
@@ -1260,8 +1293,11 @@ def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command
     # typed, those marked "if rolled" left blank as it may not know yet whether they roll): the dice after them are
     # the fight's, from its seed
     then_roll = command.dice is not None and isinstance(fight.dice, SeededDice)
+    # the combatants whose dice are physical roll from the faces given, wherever C29 puts them (staged for their
+    # seat's when none are left: docs/server.md, "Physical dice in a seeded fight"); the others' dice are the seed's
+    physical = physical_now(fights, fight_id, fight)
     try:
-        stored = fight.execute(command, by=by, then_roll=then_roll)
+        stored = fight.execute(command, by=by, then_roll=then_roll, physical=physical)
     except RuleViolation as exc:
         raise refused_while_waiting(fight, fights.sight(fight_id, seat, fight), exc) from None
     if fresh is not None and fight.state.seed_commitment == commitment(fresh):

@@ -110,6 +110,7 @@ from .app import (
     listen_for_commits,
     may_give_as_sent,
     own_faces_only,
+    physical_now,
     read_pasted,
     run_command,
     wholes_within,
@@ -138,6 +139,14 @@ from .views import (
 )
 
 __all__ = ["create_app"]
+
+
+def _physical_in(physical: tuple[str, ...], dice: str | None) -> None:
+    """422 at ``$.physical`` for physical dice in a fight whose dice are not seeded (every die of a manual fight is
+    typed already: the list would say nothing)."""
+    if physical and dice != "seeded":
+        raise Unprocessable(f"only a seeded fight has physical dice for some combatants: every die of a {dice} fight "
+                            "is typed in already (at $.physical)", "$.physical")
 
 
 def _may_create(request: Request[Any, Any, Any], create_token: str | None) -> None:
@@ -169,6 +178,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         _check_roster(spec.combatants)
         known = {sheet.id for sheet in spec.combatants}
         _check_ids(spec.hidden, known, "hidden")
+        _check_ids(spec.physical, known, "physical")
+        _physical_in(spec.physical, spec.dice)
         _check_ids({k: v for k, v in spec.notes.items() if k != "fight"}, known, "notes")  # a key: $.notes.who
         if idempotency_key is None:
             return await anyio.to_thread.run_sync(create, spec)
@@ -301,7 +312,9 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
     @get("/fights/{fight_id:str}/seat", sync_to_thread=True, summary="This token's seat",
          responses=_errors(401, 403))
     def my_seat(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> SeatInfo:
-        return _info(_seat(request, fights, fight_id)[1])
+        seat = _seat(request, fights, fight_id)[1]
+        with fights.lock(fight_id):
+            return _info(seat, physical_now(fights, fight_id, fights.fight(fight_id)))
 
     @get("/fights/{fight_id:str}/settings", sync_to_thread=True, summary="The table settings (GM)",
          responses=_errors(401, 403, 404))
@@ -313,7 +326,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
 
     @post("/fights/{fight_id:str}/settings", status_code=200, summary="Change the table settings (GM)",
           responses=_errors(400, 401, 403, 404, 422),
-          description="HP display, hide or reveal combatants, GM notes, publish the log.")
+          description="HP display, hide or reveal combatants, GM notes, publish the log, physical dice.")
     async def change_settings(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> TableSettings:
         _gm(request, fights, fight_id)
         change = _strict(await request.body(), SettingsChange)
@@ -324,6 +337,9 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             known = set(fights.fight(fight_id).state.combatants)
             _check_ids(change.reveal, known, "reveal")
             _check_ids(change.hide, known, "hide")
+            _check_ids(change.physical or (), known, "physical")
+            if change.physical is not None:
+                _physical_in(change.physical, fights.fight(fight_id).state.dice_mode)
             _check_ids({k: v for k, v in change.notes.items() if k != "fight"}, known, "notes")
             now = fights.settings(fight_id)
             hidden = tuple(w for w in (*now.hidden, *change.hide) if w not in change.reveal)
@@ -336,8 +352,14 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             new = TableSettings(hp_display=change.hp_display or now.hp_display,
                                 hidden=tuple(dict.fromkeys(hidden)),
                                 notes={k: v for k, v in notes.items() if v}, published=now.published or change.publish,
-                                public_effects=effects)
+                                public_effects=effects,
+                                physical=now.physical if change.physical is None
+                                else tuple(dict.fromkeys(change.physical)))
+            before = physical_now(fights, fight_id, fights.fight(fight_id))
             fights.put_settings(fight_id, new)
+            if physical_now(fights, fight_id, fights.fight(fight_id)) != before and fights.keep.staged(fight_id):
+                fights.keep.put_staged(fight_id, None)  # its faces were asked for under the old list: given again
+                fights.poke(fight_id)
             return new
 
     @get("/fights/{fight_id:str}/state", sync_to_thread=True, summary="The fight as this seat sees it",
@@ -352,7 +374,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             view = fights.view(fight_id)
             settings = fights.settings(fight_id)
             options = seat_options(view.options, sight)
-            return StateView(head=view.head, seat=_info(seat), phase=options.phase, round=options.round,
+            return StateView(head=view.head, seat=_info(seat, physical_now(fights, fight_id, fight)),
+                             phase=options.phase, round=options.round,
                              turn=options.turn, dice=options.dice, waiting=options.waiting,
                              combatants=combatant_views(fight.state, sight, settings.hidden),
                              seed_revealed=fight.state.revealed_seed is not None,
@@ -416,7 +439,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             if data.expected_version is not None and data.expected_version != fight.version:
                 raise ConcurrencyError(fight_id, data.expected_version, fight.version)
             by = by_of(seat)
-            own_faces_only(fight, data.command, sight, len(data.command.dice or ()))
+            own_faces_only(fight, data.command, sight, len(data.command.dice or ()),
+                           physical=physical_now(fights, fight_id, fight))
             refused = already_staged(fights, fight_id, fight) if data.stage else None
             if refused is not None:  # one staged command a fight: a staged command's head is not moved by another
                 return refused

@@ -50,7 +50,7 @@ from omen_core.state import AttackFrame, FightState, MomentFrame
 from omen_core.walk import StoreSource, Visitor, walk
 from omen_replay.render import environment
 
-from .app import Fights, SeatEntry, StagedView, _errors, _seat, command_rolls, fights_page
+from .app import Fights, SeatEntry, StagedView, _errors, _seat, command_rolls, fights_page, physical_now
 from .decision import ChoiceFacts, DecisionFacts, decision_facts
 from .keep import Seat
 from .story import SHIELD, StoryCard, story, top_card
@@ -307,6 +307,9 @@ class Panel:
     seed_revealed: bool
     seeded: bool
     ended: bool
+    physical: list[str]  # the names of the combatants whose dice are physical now, as the seat sees them
+    physical_ids: list[str]  # the GM's: those the settings name (a hidden one's dice are the seed's while hidden)
+    physical_here: bool  # dice this seat gives are physical (the GM: any combatant's): every command is staged
     published: bool
     waiting: Any
     strip: list[StripItem]
@@ -1109,8 +1112,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
                  for a in _abilities_of(state, who) if a.when.attack_option}
         kit = {key: name for key, name in _gear_of(state).items() if sight.gm or sight.owns(key[0])}
         seeded = (state.dice or options.dice) == "seeded"
+        physical = physical_now(fights, fight_id, fight)
         offer_views = [_offer_view(o, _repeat(offers, n), names, opened, abilities, gear, sight.gm or o.actor is None,
-                                   seeded) for n, o in enumerate(offers)]
+                                   seeded and o.actor not in physical) for n, o in enumerate(offers)]
         players = {c: row.name or "a player" for row in fights.keep.seat_rows(fight_id)
                    if row.kind == "player" and not row.revoked for c in row.combatants} if sight.gm else {}
         if (state.dice or options.dice) == "manual":  # every seat types its own dice (docs/server.md)
@@ -1135,6 +1139,9 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             phase=options.phase, round=options.round, turn=turn, turn_name=names.get(turn or "", ""),
             dice=state.dice or options.dice or "", seed_revealed=state.revealed_seed is not None,
             seeded=state.seed_commitment is not None, ended=ended, published=settings.published,
+            physical=[names[w] for w in state.combatants if w in physical and w in names],
+            physical_ids=list(settings.physical) if sight.gm else [],
+            physical_here=bool(physical) if sight.gm else any(w in physical for w in sight.own),
             hp_display=settings.hp_display, waiting=waiting, round_end=_at_round_end(state),
             strip=_strip(state, sight, views, budgets, settings.notes, ended),
             answers=_answer_views([v for v, _o in answer_pairs], [o for _v, o in answer_pairs], facts),
@@ -1319,8 +1326,8 @@ def panel_html(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> st
 def version_tag(fights: Fights, fight_id: str, seat: Seat) -> str:
     """What the fragment of ``seat`` depends on, as a tag (``X-Table-Tag``): an HMAC, under a secret of the
     server's keep, of what this seat's view is made from: the head's seq, the seat, the HP display, whether the log
-    is published, which combatants the seat sees, the command staged for dice as the seat sees it and the effect names
-    the GM made public (public to every seat by then); the GM's also
+    is published, which combatants the seat sees, the command staged for dice as the seat sees it, the effect names
+    the GM made public (public to every seat by then) and which of those it sees roll physical dice; the GM's also
     of every table setting and the seats. A player's tag is a function of its own view alone (no hidden id, no note,
     no hash enters it), and without the key it confirms no guess at all. The page's look every few seconds costs
     an HMAC, not a render, when none of it changed."""
@@ -1334,7 +1341,8 @@ def version_tag(fights: Fights, fight_id: str, seat: Seat) -> str:
         seen = sorted(who for who in fight.state.combatants if sight.sees(who))
         staged = staged_view(fights, fight_id, fight, sight, seat)
         facts: list[Any] = [fight_id, head.seq, seat.kind, seat.name, list(seat.combatants), settings.hp_display,
-                            settings.published, seen, msgspec.to_builtins(staged), sorted(settings.public_effects)]
+                            settings.published, seen, msgspec.to_builtins(staged), sorted(settings.public_effects),
+                            sorted(who for who in physical_now(fights, fight_id, fight) if who in seen)]
         if sight.gm:
             facts += [msgspec.to_builtins(settings), _seats_said(fights, fight_id)]
     key = fights.keep.secret("table-tag")

@@ -237,9 +237,14 @@
     const opened = {}; // the details the user opened or closed (the others open as the server says)
     let sentFrom = ""; // the form last sent, by its id (its button is disabled meanwhile)
 
+    // Whether this seat's forms carry the faces typed in them: always in a fight with physical dice; never where
+    // some of a seeded fight's dice are physical (a command's faces go to those dice alone: the roll box asks for
+    // them when they come); else as the seat's choice says.
     function typed() {
       const panel = $(".table-panel");
-      return (panel && panel.dataset.dice === "manual") || $("input[name=dice-mode]:checked").value === "typed";
+      if (panel && panel.dataset.dice === "manual") return true;
+      if (panel && panel.dataset.physical === "yes") return false;
+      return $("input[name=dice-mode]:checked").value === "typed";
     }
 
     function showDiceMode() {
@@ -248,7 +253,7 @@
       // no choice to make where every face is typed, nor once the fight is over (nothing rolls then), nor for a
       // spectator (it gives no command)
       $("#dice-mode").hidden = !!panel && (panel.dataset.dice === "manual" || panel.dataset.ended === "yes"
-        || panel.dataset.seat === "spectator");
+        || panel.dataset.seat === "spectator" || panel.dataset.physical === "yes");
     }
 
     // What the user had in the old panel, put back into the new one: values, checks, open details, the focus.
@@ -658,7 +663,9 @@
       const seen = form.dataset.seen !== undefined ? Number(form.dataset.seen) : Number(form.dataset.head ?? head);
       delete form.dataset.seen;
       const body = { command: commandOf(form), expected_version: seen };
-      if (manual()) body.stage = true;
+      // every command may wait for another seat's dice: in a fight with physical dice, and in a seeded fight where
+      // some combatants' dice are physical (a seat cannot always tell whose); where none is, nothing is staged
+      body.stage = true;
       return post(form, "commands", body);
     }
 
@@ -808,6 +815,12 @@
       else if (form.id === "hp-form") {
         const chosen = $("select", form).value;
         settle({ hp_display: chosen }, `Players now see HP ${chosen}.`);
+      }
+      else if (form.id === "physical-form") {
+        const chosen = $$("input[name=physical]:checked", form);
+        const said = chosen.map((box) => box.parentElement.textContent.trim().replace(/ \(the seed's while hidden\)$/, ""));
+        settle({ physical: chosen.map((box) => box.value) },
+          said.length ? `Physical dice now: ${said.join(", ")}; every other die from the seed.` : "Every die comes from the seed now.");
       }
       else if (form.id === "notes-form") {
         const about = $("#note-about", form);

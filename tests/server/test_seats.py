@@ -348,7 +348,8 @@ class TestSeats:
         rows = seats.table.keep._db.execute("select token_hash from seats").fetchall()
         assert (token_hash(seats.tokens["alice"]),) in rows
         assert all(seats.tokens["alice"] not in str(row) for row in rows)
-        assert seats.get("alice", "/seat").json() == {"kind": "player", "name": "Alice", "combatants": ["kael"]}
+        assert seats.get("alice", "/seat").json() == {"kind": "player", "name": "Alice", "combatants": ["kael"],
+                                                     "physical": []}
 
     @pytest.mark.parametrize("body,status,field", [
         ({"kind": "player", "combatants": ["nobody"]}, 422, "$.combatants[0]"),

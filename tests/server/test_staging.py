@@ -10,7 +10,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from tests.server.test_app import Table
+from omen_core.events import DiceRolled
+from tests.server.test_app import Table, sheet
 
 
 @pytest.fixture
@@ -591,3 +592,119 @@ def _poisoned_by_kael(made: Table, vesh: Any, hidden: list[str] | None = None) -
                          "by": "kael"}).status_code == 201
     assert made.command({"command": "end_turn", "who": "kael"}, token=alice).status_code == 201
     return alice
+
+
+class TestPhysicalDice:
+    """Physical dice in a seeded fight (docs/server.md, "Physical dice in a seeded fight"): the table settings name
+    the combatants whose dice their seat types in; a command is staged for those dice when they come, wherever C29
+    puts them, and every other die is drawn from the seed."""
+
+    @pytest.fixture
+    def seeded(self) -> Any:
+        """A seeded duel, Alice playing Kael (whose dice are physical), Vesh the GM's; initiative drawn from the
+        seed (Kael has no die in it while it is a GM's command that rolls his: staged for Alice)."""
+        made = Table()
+        with made.client:
+            made.create(physical=["kael"])
+            answer = made.client.post("/fights/duel/seats", headers=made.auth(), json={
+                "kind": "player", "name": "Alice", "combatants": ["kael"]})
+            made.alice = answer.json()["token"]
+            yield made
+
+    def test_the_gms_initiative_waits_for_alices_die_and_the_others_are_the_seeds(self, seeded: Any) -> None:
+        """roll_initiative by the GM with stage: Kael's initiative die is Alice's to give (202, awaiting Alice);
+        given [5], it is decided: Kael's die recorded manual [5], Vesh's seeded (the seed's face for its counter)."""
+        from omen_core.dice import seeded_face
+
+        staged = seeded.command({"command": "roll_initiative"}, stage=True)
+        assert staged.status_code == 202 and staged.json()["awaiting"] == "Alice", staged.text
+        mine = options(seeded, seeded.alice)["staged"]
+        assert mine["yours"] is True and [(r["roller"], r["purpose"]) for r in mine["rolls"]] == [
+            ("kael", "initiative")]
+        done = seeded.client.post("/fights/duel/staged", headers=seeded.auth(seeded.alice),
+                                  json={"id": mine["id"], "dice": [5]})
+        assert done.status_code == 201, done.text
+        assert [e["event"]["roller"] for e in done.json()["events"] if e["type"] == "dice_rolled"] == [
+            "kael", "vesh"]
+        rolls = {r.event.roller: msgspec.to_builtins(r.event) for r in seeded.store.read("duel")
+                 if isinstance(r.event, DiceRolled)}
+        assert (rolls["kael"]["source"], [d["face"] for d in rolls["kael"]["dice"]]) == ("manual", [5])
+        seed = seeded.keep.seed("duel")
+        vesh = rolls["vesh"]
+        assert vesh["source"] == "seeded" and [d["face"] for d in vesh["dice"]] == [
+            seeded_face(seed, "duel", vesh["counter"], i, d["sides"]) for i, d in enumerate(vesh["dice"])]
+
+    def test_without_stage_the_refusal_names_the_physical_roll(self, seeded: Any) -> None:
+        """The same command without stage: 422 faces-needed (C29) naming Kael's initiative roll alone; nothing
+        written."""
+        head = options(seeded, seeded.gm)["head"]
+        refused = seeded.command({"command": "roll_initiative"})
+        assert refused.status_code == 422 and refused.json()["type"].endswith("/faces-needed"), refused.text
+        assert [(d["roller"], d["purpose"]) for d in refused.json()["needed_dice"]] == [("kael", "initiative")]
+        assert options(seeded, seeded.gm)["head"] == head
+
+    def test_a_players_attack_waits_for_its_own_physical_dice(self, seeded: Any) -> None:
+        """The GM's initiative carries Kael's face (the GM may give any seat's). Alice declares Kael's attack with
+        stage and no faces (or, where Vesh may Interrupt, C24, the GM's pass with stage once the window opened): it
+        waits for Alice's hit dice (Kael's, physical), nothing written; given [8, 6] it is decided: Kael's dice
+        manual, Vesh's base defense the seed's, after them. The seat's own list names Kael; the settings, every
+        physical combatant."""
+        assert seeded.command({"command": "roll_initiative", "dice": [5]}).status_code == 201
+        if options(seeded, seeded.gm)["options"]["turn"] == "vesh":
+            assert seeded.command({"command": "end_turn", "who": "vesh"}).status_code == 201
+        assert seeded.client.get("/fights/duel/seat", headers=seeded.auth(seeded.alice)).json()["physical"] == [
+            "kael"]
+        assert seeded.client.get("/fights/duel/settings", headers=seeded.auth()).json()["physical"] == ["kael"]
+        head = options(seeded, seeded.gm)["head"]
+        staged = seeded.command({"command": "declare_attack", "attacker": "kael", "target": "vesh",
+                                 "weapon": "longsword"}, token=seeded.alice, stage=True)
+        if staged.status_code == 201:  # Vesh, having had its turn, may Interrupt (C24): the GM lets it pass
+            assert staged.json()["options"]["waiting"]["kind"] == "interrupt", staged.text
+            head = options(seeded, seeded.gm)["head"]
+            staged = seeded.command({"command": "pass_reaction", "who": "vesh"}, stage=True)
+        assert staged.status_code == 202 and staged.json()["awaiting"] == "Alice", staged.text
+        assert options(seeded, seeded.gm)["head"] == head, "nothing is written while it waits"
+        mine = options(seeded, seeded.alice)["staged"]
+        assert [(r["roller"], r["purpose"]) for r in mine["rolls"]] == [("kael", "hit")]
+        done = seeded.client.post("/fights/duel/staged", headers=seeded.auth(seeded.alice),
+                                  json={"id": mine["id"], "dice": [8, 6]})
+        assert done.status_code == 201, done.text
+        rolled = [r.event for r in seeded.store.read("duel") if r.seq > head["seq"] and isinstance(r.event, DiceRolled)]
+        assert [(e.roller, e.purpose, e.source) for e in rolled[:2]] == [
+            ("kael", "hit", "manual"), ("vesh", "base_defense", "seeded")]
+        assert [d.face for d in rolled[0].dice] == [8, 6]
+
+    def test_the_gms_physical_npc_waits_for_the_gm_and_not_a_player(self, seeded: Any) -> None:
+        """With Vesh physical instead (the settings' whole list replaced), the initiative waits for the GM's die
+        (Vesh has no player), and Alice, whose Kael is the seed's now, may not give it (403); her seat lists none."""
+        moved = seeded.client.post("/fights/duel/settings", headers=seeded.auth(), json={"physical": ["vesh"]})
+        assert moved.status_code == 200 and moved.json()["physical"] == ["vesh"], moved.text
+        assert seeded.client.get("/fights/duel/seat", headers=seeded.auth(seeded.alice)).json()["physical"] == []
+        staged = seeded.command({"command": "roll_initiative"}, stage=True)
+        assert staged.status_code == 202 and staged.json()["awaiting"] == "the GM", staged.text
+        given = seeded.client.post("/fights/duel/staged", headers=seeded.auth(seeded.alice),
+                                   json={"id": staged.json()["id"], "dice": [3]})
+        assert given.status_code == 403, given.text
+
+    def test_changing_the_list_drops_the_command_staged_under_the_old_one(self, seeded: Any) -> None:
+        """The initiative waits for Alice's die; the GM empties the list: the staged command is dropped (its faces
+        were asked for under the old list), and given again it is decided at once, every die the seed's."""
+        assert seeded.command({"command": "roll_initiative"}, stage=True).status_code == 202
+        emptied = seeded.client.post("/fights/duel/settings", headers=seeded.auth(), json={"physical": []})
+        assert emptied.status_code == 200 and emptied.json()["physical"] == [], emptied.text
+        assert "staged" not in options(seeded, seeded.gm)
+        again = seeded.command({"command": "roll_initiative"}, stage=True)
+        assert again.status_code == 201, again.text
+        assert {r.event.source for r in seeded.store.read("duel") if isinstance(r.event, DiceRolled)} == {"seeded"}
+
+    def test_physical_dice_are_refused_in_a_manual_fight_and_for_an_unknown_combatant(self) -> None:
+        """422 at $.physical: every die of a manual fight is typed already; 422 unknown-combatant at
+        $.physical[0] for an id the fight does not have."""
+        made = Table()
+        with made.client:
+            answer = made.client.post("/fights", json={"id": "m", "dice": "manual", "physical": ["kael"],
+                                                        "combatants": [sheet("kael"), sheet("vesh")]})
+            assert answer.status_code == 422 and answer.json()["field"] == "$.physical", answer.text
+            made.create()
+            unknown = made.client.post("/fights/duel/settings", headers=made.auth(), json={"physical": ["nobody"]})
+            assert unknown.status_code == 422 and unknown.json()["field"] == "$.physical[0]", unknown.text

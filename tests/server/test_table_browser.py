@@ -843,3 +843,60 @@ def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_pa
                 browser.close()
     finally:
         server.stop()
+
+
+def test_a_player_rolls_physical_dice_in_a_seeded_fight(tmp_path: Path) -> None:
+    """Physical dice in a seeded fight (docs/server.md): the GM ticks Kael under "Physical dice"; Alice's phone then
+    shows no dice-mode choice, and the GM's Roll initiative waits for Alice's die (her roll box), the GM's page
+    saying so; Alice types 4 and round 1 begins, Kael's initiative die [4] typed (manual) and Vesh's from the seed."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    sheets = bundled_sheets()
+    try:
+        status, made = server.call("POST", "/fights", {"id": "phys", "dice": "seeded",
+                                                       "combatants": [sheets["kael"], sheets["vesh"]]})
+        assert status == 201, made
+        status, seat = server.call("POST", "/fights/phys/seats", {"kind": "player", "name": "Alice",
+                                                                 "combatants": ["kael"]}, token=made["gm_token"])
+        assert status == 201, seat
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 800}))
+                alice = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
+                for page, token in ((gm, made["gm_token"]), (alice, seat["token"])):
+                    page.set_default_timeout(10_000)
+                    page.goto(f"{origin}/table/phys#token={token}")
+                    expect(page.locator("#live")).to_have_text("live")
+                expect(alice.locator("#dice-mode")).to_be_visible()
+                gm.locator("#gm-physical summary").click()
+                gm.locator("#physical-form input[value=kael]").check()
+                gm.locator("#physical-form button[type=submit]").click()
+                expect(gm.locator("#message")).to_have_text(
+                    "Physical dice now: Kael Arden; every other die from the seed.")
+                expect(gm.locator("#gm-physical summary")).to_contain_text("(Kael Arden)")
+                expect(alice.locator(".table-panel")).to_have_attribute("data-physical", "yes", timeout=8_000)
+                expect(alice.locator("#dice-mode")).to_be_hidden()
+                expect(alice.locator("#fight-bar")).to_contain_text("physical: Kael Arden")
+                gm.locator("form[data-command=roll_initiative] button[type=submit]").click()
+                expect(gm.locator("#message")).to_have_text("Waiting for Alice's dice.")
+                expect(alice.locator("#rollbox h2")).to_contain_text("Roll your dice")
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                alice.screenshot(path=str(ARTIFACTS / "table-phone-physical-dice.png"))
+                alice.fill("#staged-f1", "4")
+                alice.press("#staged-f1", "Enter")
+                expect(gm.locator(".table-panel")).to_have_attribute("data-round", "1")
+                assert watch.errors == [] and watch.outside == [], (watch.errors, watch.outside)
+            finally:
+                browser.close()
+        status, events = server.call("GET", "/fights/phys/events", token=made["gm_token"])
+        assert status == 200, events
+        rolled = {e["event"]["roller"]: e["event"] for e in events["events"] if e["type"] == "dice_rolled"}
+        assert (rolled["kael"]["source"], [d["face"] for d in rolled["kael"]["dice"]]) == ("manual", [4])
+        assert rolled["vesh"]["source"] == "seeded"
+    finally:
+        server.stop()
