@@ -25,7 +25,7 @@ import argparse
 import hashlib
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import _common
@@ -45,8 +45,9 @@ class OptionsAtEveryHead(Fight):
     spent = 0.0
     heads = 0
 
-    def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False) -> list[StoredEvent]:
-        stored = super().execute_all(commands, by, then_roll)
+    def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False,
+                    physical: Collection[str] = ()) -> list[StoredEvent]:
+        stored = super().execute_all(commands, by, then_roll, physical)
         start = time.perf_counter()
         self.options()
         OptionsAtEveryHead.spent += time.perf_counter() - start
@@ -105,10 +106,10 @@ def _offers(fights: list[tuple[str, bytes]], cast: list[Any]) -> int:
     count = 0
 
     class Counting(Fight):
-        def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False
-                        ) -> list[StoredEvent]:
+        def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False,
+                        physical: Collection[str] = ()) -> list[StoredEvent]:
             nonlocal count
-            stored = super().execute_all(commands, by, then_roll)
+            stored = super().execute_all(commands, by, then_roll, physical)
             count += len(self.options().offers)
             return stored
 

@@ -608,7 +608,7 @@ class TestPhysicalDice:
             made.create(physical=["kael"])
             answer = made.client.post("/fights/duel/seats", headers=made.auth(), json={
                 "kind": "player", "name": "Alice", "combatants": ["kael"]})
-            made.alice = answer.json()["token"]
+            made.alice = answer.json()["token"]  # type: ignore[attr-defined]
             yield made
 
     def test_the_gms_initiative_waits_for_alices_die_and_the_others_are_the_seeds(self, seeded: Any) -> None:
