@@ -613,8 +613,9 @@ def _unexplainable(found: Explanation, asked: int, sight: Sight, store: EventSto
             else "it wrote nothing else")
     told = [name for name in seen.withheld if EVENT_VIEWS.get(str(seen.type), {}).get(name, "gm") == "gm"] \
         if seen is not None else []
-    if told:  # a reason, a note, a revealed seed: the GM's (the seed every seat's once the log is published)
-        return f"shows what only the GM sees of that event (its {', '.join(told)})"
+    if told:  # a reason, a note, a revealed seed: the GM's (the seed every seat's once the log is published); said
+        # whether or not the event holds one (its withheld list names it either way: views._hidden_if_there)
+        return f"shows what only the GM may see of that event (its {', '.join(told)}, if it has one)"
     return "shows the sheets of combatants this seat does not play"
 
 

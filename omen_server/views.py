@@ -326,8 +326,11 @@ def _command(payload: dict[str, Any], sight: Sight) -> Any:
         return shown | {name: value for name, value in command.items() if name in TOLD_WHOLE[kind]}
     if actor_field and actor is not None and sight.sees(str(actor)):
         shown[actor_field] = actor
+    elif not actor_field and command.get("who") is not None and sight.sees(str(command["who"])):
+        shown["who"] = command["who"]  # the GM's command for one the seat sees (a condition, a leave): its events
+        # name it anyway (found by a tester: apply_condition reached a player as its name alone unless it had a reason)
     if kind in TOLD_REASONS and command.get("reason") and sight.sees(str(command.get("who"))):
-        shown["who"], shown["reason"] = command.get("who"), command["reason"]
+        shown["reason"] = command["reason"]
     return shown
 
 
@@ -535,6 +538,18 @@ _CUSTOM: dict[tuple[str, str], Custom] = {
 }
 
 
+def _hidden_if_there(rule: str, payload: dict[str, Any], sight: Sight) -> bool:
+    """Whether a field of ``rule`` would be withheld from ``sight`` were it in ``payload``: a GM's field, a name
+    (none and a hidden one look alike), an owner's field the seat does not own (an HP the seat does not see
+    exactly)."""
+    if rule in ("gm", "seen_name"):
+        return True
+    if rule.startswith(("own:", "hp:")):
+        who = _field(rule.partition(":")[2], payload)
+        return not (sight.owns(str(who)) or (rule.startswith("hp:") and sight.hp == "exact"))
+    return False
+
+
 def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The fields of one event this seat may see, and the names of those left out or shown only in part (a roll's
     total without its terms, a list without the hidden, a sheet's name and side, a command's name alone: raises
@@ -590,8 +605,10 @@ def _project(kind: str, payload: dict[str, Any], sight: Sight) -> tuple[dict[str
             withheld.append(name)
         if name in shown and shown[name] != value and name not in withheld:
             withheld.append(name)  # shown in part: the seat cannot check the event's hash (it gets no salt)
-    absent = [name for name, rule in rules.items() if rule == "seen_name" and name not in payload]
-    if absent:  # a name left out (the log omits a default): withheld as one naming the hidden, in the same place
+    absent = [name for name, rule in rules.items() if name not in payload and _hidden_if_there(rule, payload, sight)]
+    if absent:  # a field left out (the log omits a default) that this seat would not be shown: withheld as if it
+        # were there, in the same place, so that nothing the seat receives tells whether it is (a GM's note on an
+        # end of the fight, a hidden name, the owner's weapon)
         order = list(rules)
         withheld = sorted([*withheld, *absent], key=lambda name: order.index(name) if name in order else len(order))
     return shown, tuple(withheld)

@@ -512,7 +512,8 @@ class TestSeats:
             assert all(seed.encode() not in body for _who, _what, body in seats.served for seed in seeds)
             told = seats.get(who, f"/explain/{revealed[0]['seq']}")
             assert told.status_code == 403 and told.json()["detail"] == (
-                f"the explanation of seq {revealed[0]['seq']} shows what only the GM sees of that event (its seed); "
+                f"the explanation of seq {revealed[0]['seq']} shows what only the GM may see of that event (its seed, "
+                "if it has one); "
                 "the GM may explain it, and every seat once the GM publishes the log")
         assert seats.get("alice", "/log").status_code == 403
         seats.table.client.post("/fights/ford/settings", headers=seats.table.auth(), json={"publish": True})
@@ -533,15 +534,16 @@ class TestSeats:
         assert gm.status_code == 200 and gm.json()["parts"]
 
     def test_the_end_of_a_fight_is_explained_to_a_seat_that_plays_every_combatant_alone(self, seats: Any) -> None:
-        """C33: the explanation of ``fight_ended`` tells how every combatant stands, HP included, so a player (who
-        plays one of them) is refused it as another sheet's roll is, and the GM is told it whole."""
+        """C33: the explanation of ``fight_ended`` tells how every combatant stands, HP included, and the GM's note
+        if it has one, so a player (who plays one of them) is refused it, the reason read off its own view (the
+        note withheld whether or not the GM wrote one), and the GM is told it whole."""
         seats.post("gm", {"command": {"command": "roll_initiative"}})
         assert seats.post("gm", {"command": {"command": "end_fight"}}).status_code == 201
         ended = next(e for e in seats.get("alice", "/events?limit=500").json()["events"] if e["type"] == "fight_ended")
         told = seats.get("alice", f"/explain/{ended['seq']}")
         assert told.status_code == 403 and told.json()["detail"] == (
-            f"the explanation of seq {ended['seq']} shows the sheets of combatants this seat does not play; the GM "
-            "may explain it, and every seat once the GM publishes the log"), told.text
+            f"the explanation of seq {ended['seq']} shows what only the GM may see of that event (its note, if it "
+            "has one); the GM may explain it, and every seat once the GM publishes the log"), told.text
         gm = seats.table.client.get(f"/fights/ford/explain/{ended['seq']}", headers=seats.table.auth()).json()
         assert [line for line in gm["verdicts"] if line.startswith("raiders:")] == [
             "raiders: vesh standing, HP 12/12; zqskarn standing, HP 666001/666001"], gm

@@ -488,3 +488,63 @@ def test_an_answers_damage_shows_its_terms_to_the_answerers_seat_alone(ally: boo
         assert mine["event"]["source"] == "Sting" and mine["event"]["terms"]["raw"] == 2, mine
         assert "terms" in theirs["withheld"] and "source" in theirs["withheld"], theirs
         assert "terms" not in theirs["event"] and "Sting" not in str(theirs), theirs
+
+
+def test_a_field_a_seat_would_not_be_shown_looks_the_same_there_or_left_out() -> None:
+    """An event whose GM-only field (a note, a reason) or owner's field (an attacker's damage modifiers) is left out
+    of the log (its default) is shown to a player exactly as one that holds it: the field named in ``withheld``, no
+    salt, either way (found by a tester: an end of the fight with the GM's note was ``withheld: ["note"]`` and
+    without it ``[]`` and a salt, telling the player the GM had written one)."""
+    from omen_core.events import (
+        GENESIS_HASH,
+        AttackDeclared,
+        CombatantLeft,
+        ConditionCleared,
+        DiceSourceChanged,
+        FightEnded,
+        seal,
+    )
+
+    fight = _fight()
+    sight = _sight(fight, own=("kael",))
+
+    def shown(event: Any) -> tuple[Any, ...]:
+        seen = seen_event(seal("duel", fight.version + 1, 0, GENESIS_HASH, event), sight)
+        return seen.type, seen.event, seen.withheld, seen.salt is None
+
+    pairs = [(FightEnded(reason="yielded", side="raiders", note="they ran"), FightEnded(reason="yielded",
+                                                                                      side="raiders")),
+             (CombatantLeft(who="vesh", reason="fled", note="to the ford"), CombatantLeft(who="vesh", reason="fled")),
+             (ConditionCleared(action=None, who="kael", condition="Prone", reason="stood"),
+              ConditionCleared(action=None, who="kael", condition="Prone")),
+             (DiceSourceChanged(before="seeded", after="manual", reason="dice on the table"),
+              DiceSourceChanged(before="seeded", after="manual")),
+             (AttackDeclared(action=5, attacker="vesh", target="kael", weapon="knife", kind="melee",
+                             damage_modifiers=(Modifier(source="Cinder", value=2),)),
+              AttackDeclared(action=5, attacker="vesh", target="kael", weapon="knife", kind="melee"))]
+    for there, left_out in pairs:
+        assert shown(there) == shown(left_out), type(there).__name__
+        assert shown(left_out)[3], "no salt: the seat cannot check a hash that holds what it is not shown"
+
+
+def test_a_gms_command_for_a_combatant_the_seat_sees_names_it() -> None:
+    """docs/server.md: any other command reaches a seat as its name and the combatant it acts for: the GM's
+    condition on Kael, with or without a reason, and Vesh leaving the fight name their ``who`` to Kael's player
+    (apply_condition without a reason, and leave_fight, came as their names alone: found by a tester); one for a
+    hidden combatant is still withheld whole."""
+    from omen_core.commands import LeaveFight
+    from omen_core.events import GENESIS_HASH, CommandIssued, seal
+
+    fight = _fight()
+    sight = _sight(fight, own=("kael",), hidden=("skarn",))
+
+    def shown(command: Command) -> Any:
+        return seen_event(seal("duel", fight.version + 1, 0, GENESIS_HASH, CommandIssued(command=command, by="gm")),
+                          sight).event
+
+    assert shown(ApplyConditionCommand(who="kael", condition="Prone"))["command"] == {
+        "command": "apply_condition", "who": "kael"}
+    assert shown(ApplyConditionCommand(who="kael", condition="Prone", reason="tripped"))["command"] == {
+        "command": "apply_condition", "who": "kael", "reason": "tripped"}
+    assert shown(LeaveFight(who="vesh", reason="fled"))["command"] == {"command": "leave_fight", "who": "vesh"}
+    assert shown(LeaveFight(who="skarn", reason="fled")) is None
