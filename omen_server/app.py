@@ -1326,12 +1326,14 @@ class Keyed(NamedTuple):
 
 
 async def _first_answer(keep: AnyKeep, key: Keyed,
-                        again: Callable[[int, bytes], Response[bytes]] | None = None) -> Response[bytes] | None:
+                        again: Callable[[int, bytes], Response[bytes]] | None = None,
+                        in_body: bool = False) -> Response[bytes] | None:
     """None if this request reserved its key (:meth:`Keep.reserve`: it is to be answered now); else the first
     answer to the key, waited for while another request with it (on this server or another) is being answered,
     at most :data:`IDEMPOTENCY_WAIT` seconds (then 409 ``idempotency-key-pending``); the same key with another
-    body is 422 ``idempotency-key-reused``. ``again``: the answer made from what was kept (its status and bytes),
-    in a thread; default, those bytes as they were kept."""
+    body is 422 ``idempotency-key-reused`` (``in_body``: the key is the command's own ``idempotency_key``, and the
+    refusal names that field). ``again``: the answer made from what was kept (its status and bytes), in a thread;
+    default, those bytes as they were kept."""
     deadline, pause = anyio.current_time() + IDEMPOTENCY_WAIT, 0.005
     found = await anyio.to_thread.run_sync(keep.reserve, key.fight_id, key.token, key.key, key.request_hash)
     while True:
@@ -1339,6 +1341,10 @@ async def _first_answer(keep: AnyKeep, key: Keyed,
             return None
         first_hash, status, body = found
         if first_hash != key.request_hash:
+            if in_body:
+                return _problem(422, "idempotency-key-reused", "This key was used for another request",
+                                f"the command's idempotency_key {key.key!r} was first sent with another body (at "
+                                "$.command.idempotency_key)", field="$.command.idempotency_key")
             return _problem(422, "idempotency-key-reused", "This key was used for another request",
                             f"Idempotency-Key {key.key!r} was first sent with another body")
         if status != PENDING:

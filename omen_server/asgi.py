@@ -405,12 +405,13 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         may_give_as_sent(seat, body)  # the seat's right first: a GM's command from a player is 403, however sent
         asked = _strict(body, CommandRequest)
         _may_give(seat, asked.command)
+        in_body = idempotency_key is None and asked.command.idempotency_key is not None
         idempotency_key = _one_key(asked.command, idempotency_key)
         if idempotency_key is None:
             answer = await anyio.to_thread.run_sync(give, request, token, seat, fight_id, asked)
         else:
             key = Keyed(fight_id, token, idempotency_key, hashlib.sha256(msgspec.json.encode(asked)).hexdigest())
-            first = await _first_answer(fights.keep, key)
+            first = await _first_answer(fights.keep, key, in_body=in_body)
             if first is not None:
                 return cast("Response[CommandResult]", first)
             answer = await anyio.to_thread.run_sync(give_keyed, request, seat, asked, key)

@@ -573,9 +573,10 @@ class TestCommands:
 
     def test_the_commands_own_idempotency_key_is_honoured_as_the_header_is(self, table: Any) -> None:
         """A command carrying its own ``idempotency_key`` (the command schema's field, recorded in the log) retried
-        with the same body gets the first answer byte for byte, one append; given with a different header key it
-        is 422 at ``$.command.idempotency_key``; and a key the log already records under the same command (sent
-        by another seat, which kept no answer for it) is 409, for another command 422: nothing appended twice."""
+        with the same body gets the first answer byte for byte, one append; given with a different header key, or
+        again with another body, it is 422 at ``$.command.idempotency_key``; and a key the log already records under
+        the same command (sent by another seat, which kept no answer for it) is 409, for another command 422:
+        nothing appended twice."""
         version = table.create()["head"]["seq"]
         roll = {"command": "roll_initiative", "idempotency_key": "roll-in-body"}
         first = table.command(roll, expected_version=version)
@@ -586,6 +587,9 @@ class TestCommands:
         assert sum(b'"idempotency_key":"roll-in-body"' in line for line in after) == 1
         both = table.command(roll, headers={"Idempotency-Key": "another"})
         assert both.status_code == 422 and both.json()["field"] == "$.command.idempotency_key", both.text
+        reused = table.command(roll, expected_version=version + 1)  # the field's key, another body
+        assert reused.status_code == 422 and reused.json()["field"] == "$.command.idempotency_key", reused.text
+        assert "Idempotency-Key" not in reused.json()["detail"], "no header was sent (found by a tester)"
         first_up = first.json()["options"]["turn"]  # the seeded initiative's
         made = table.client.post("/fights/duel/seats", headers=table.auth(), json={
             "kind": "player", "name": "Alice", "combatants": [first_up]}).json()["token"]
