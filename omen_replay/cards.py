@@ -478,7 +478,7 @@ class CardBuilder(Visitor):
                 damage_roll = list(event.dice)
             elif isinstance(event, HitDetermined):
                 lowered = _lowered(event, before, decl) if isinstance(decl, AttackDeclared) else None
-                rolls += _hit_rolls(event, dice, lowered.conditions if lowered is not None else 0)
+                rolls += _hit_rolls(event, dice, lowered.conditions if lowered is not None else 0, _replaced(rolled))
                 verdicts += _hit_verdicts(event)
             elif isinstance(event, SaveResolved):
                 rolls += [self._side_roll(f"{self._name(event.saver.roller)}'s {event.saver.attribute} save",
@@ -691,13 +691,31 @@ def _lowered(event: HitDetermined, before: FightState, decl: AttackDeclared) -> 
     return Lowered(conditions, label, decl.weapon is not None, event.crit) if conditions else None
 
 
-def _hit_rolls(event: HitDetermined, dice: dict[str, tuple[Die, ...]], conditions: int = 0) -> list[Roll]:
+def _replaced(rolled: list[DiceRolled]) -> dict[int, int]:
+    """The faces a reroll replaced in the action's hit roll (C39: both recorded, the new one counts), by the die's
+    index in that roll: the first face each die showed."""
+    hit = next((r for r in reversed(rolled) if r.purpose == "hit"), None)
+    if hit is None:
+        return {}
+    out: dict[int, int] = {}
+    for r in rolled:
+        if r.purpose == "reroll" and r.rerolls == hit.counter and r.die is not None and r.die < len(hit.dice):
+            out.setdefault(r.die, hit.dice[r.die].face)
+    return out
+
+
+def _hit_rolls(event: HitDetermined, dice: dict[str, tuple[Die, ...]], conditions: int = 0,
+               replaced: dict[int, int] | None = None) -> list[Roll]:
     """The hit total (C5, its attribute bonus as the sheet's value and what ``conditions`` changed of it, C28) and
-    the total defense (C10, C11, and any Active Defense) as roll strings."""
+    the total defense (C10, C11, and any Active Defense) as roll strings; a die a reroll changed says the face it
+    replaced (``replaced``, by its index in the hit roll: "7 (d8, rerolled from 1)", C39)."""
     a, d = event.attack, event.defense
     hit_dice = dice.get("hit", ())
-    hit = _card_terms(a.terms(conditions), {"primary_die": _sizes(hit_dice, "primary"),
-                                            "fcs_die": _sizes(hit_dice, "fcs")})
+    said = [f"d{die.sides}" + (f", rerolled from {replaced[i]}" if replaced and i in replaced else "")
+            for i, die in enumerate(hit_dice)]
+    hit = _card_terms(a.terms(conditions), {
+        "primary_die": [w for w, die in zip(said, hit_dice, strict=True) if die.pool == "primary"],
+        "fcs_die": [w for w, die in zip(said, hit_dice, strict=True) if die.pool == "fcs"]})
     active = _sizes(dice.get("active_defense", ()), "active")
     defense = _card_terms(d.terms(), {"res_die": _sizes(dice.get("base_defense", ()), "res")[:1],
                                       "active_die": [f"{active[0] if active else 'die'} {d.active.defense}"]

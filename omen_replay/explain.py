@@ -1037,16 +1037,18 @@ _REACTIONS = {"interrupt": ("an Interrupt", "C24"), "attack_of_opportunity": ("a
               "ability": ("an ability's attack", "C38")}
 
 
-_NO_TITLES: Mapping[str, str] = MappingProxyType({})
+_NO_TITLES: Mapping[str, tuple[str, str]] = MappingProxyType({})
 
 
-def _decision_titles(events: Iterable[tuple[StoredEvent, FightState]]) -> dict[str, str]:
-    """The title each decision point of an action was asked under (its ``decision_opened``), by decision id."""
-    return {rec.event.decision: rec.event.title for rec, _state in events if isinstance(rec.event, DecisionOpened)}
+def _decision_titles(events: Iterable[tuple[StoredEvent, FightState]]) -> dict[str, tuple[str, str]]:
+    """The title each decision point of an action was asked under and the rule it cites (its ``decision_opened``:
+    an ability's ``rule``, C37 by default, as the narration and refusals cite it), by decision id."""
+    return {rec.event.decision: (rec.event.title, rec.event.rule) for rec, _state in events
+            if isinstance(rec.event, DecisionOpened)}
 
 
 def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq: int = 0,
-               titles: Mapping[str, str] = _NO_TITLES, state: FightState | None = None) -> str | None:
+               titles: Mapping[str, tuple[str, str]] = _NO_TITLES, state: FightState | None = None) -> str | None:
     """What an answer or an effect within an action did, in words: a decision answered (C38: named by its id and,
     from ``titles``, :func:`_decision_titles`, the title it was asked under), a cost paid (C20,
     C22, C41; but ``own``'s, an action's own Action or Movement, which its title says), a condition applied or
@@ -1063,9 +1065,9 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
         case ActionCancelled(action=action, reason=reason):
             return f"CANCELLED: {reason}; what it paid stays paid (C24)" + _dropped(state, action)
         case DecisionAnswered(who=who, decision=decision, choice=choice):
-            title = titles.get(decision, "")
+            title, rule = titles.get(decision, ("", "C38"))
             owed = _owed(state, who, decision) if state is not None and choice != PASS else ""
-            return (f"{who} answers {decision}: {choice} ({title + ', ' if title and title != decision else ''}C38)"
+            return (f"{who} answers {decision}: {choice} ({title + ', ' if title and title != decision else ''}{rule})"
                     + (f"; {owed}" if owed else ""))
         case CostPaid(who=who, resource=resource, amount=amount, purpose=purpose):
             if own is not None and who == own[0] and resource in own[1]:

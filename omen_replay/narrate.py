@@ -165,6 +165,7 @@ class _Names:
         self.command: Any = None  # the command whose events are being told (its own ``command_issued``'s)
         self.initiatives: dict[str, RollTotal] = {}  # the initiatives rolled, until the order is set (C19)
         self.tied: set[str] = set()  # those still tied after the AGI bonus, until the order is set (C19)
+        self.rolled: dict[int, DiceRolled] = {}  # every roll, by its counter: what a reroll changed (C39)
 
     def __call__(self, cid: str) -> str:
         return self.names.get(cid, cid)
@@ -235,8 +236,15 @@ def _joined(e: CombatantJoined, names: _Names) -> Iterator[tuple[LineKind, str]]
 
 def _rolled(e: DiceRolled, names: _Names) -> Iterator[tuple[LineKind, str]]:
     dice = ", ".join(f"{d.pool} d{d.sides} \u2192 {d.face}" for d in e.dice)
-    again = (f" (rerolls die {e.die} of roll {e.rerolls}: dice counted from 0 as route_damage counts them, rolls by "
-             f"their counter; C39: the new face counts)" if e.rerolls is not None and e.die is not None else "")
+    again = ""
+    if e.rerolls is not None and e.die is not None:
+        first = names.rolled.get(e.rerolls)
+        was = first.dice[e.die] if first is not None and e.die < len(first.dice) else None
+        what = (f"{names(first.roller)}'s {first.purpose.replace('_', ' ')} {was.pool} d{was.sides}, which showed "
+                f"{was.face}: " if first is not None and was is not None else "")
+        again = (f" (rerolls {what}die {e.die} of roll {e.rerolls}, dice counted from 0 as route_damage counts them, "
+                 "rolls by their counter; C39: the new face counts)")
+    names.rolled[e.counter] = e
     if e.purpose == "damage":
         names.damage_roll = tuple(d for d in e.dice if d.pool == "damage")
     yield "roll", f"roll ({e.purpose}, {e.source}) by {names(e.roller)}: {dice}{again}"

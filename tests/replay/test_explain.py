@@ -526,7 +526,7 @@ def test_a_moment_of_the_round_is_explained_with_its_answers() -> None:
     reached = next(r for r in fight.events if isinstance(r.event, MomentReached))
     told = explain(fight.events, reached.seq)
     assert told.kind == "ability" and "the start of ana's turn, a moment abilities answer (C38)" in told.title
-    assert told.verdicts == ("ana answers regeneration: use (Regeneration, C38)",
+    assert told.verdicts == ("ana answers regeneration: use (Regeneration, C37)",
                              "ana pays 1 Will for Regeneration (use) (C20, C22, C41)", "ana's HP 15 -> 18",
                              "Regeneration's healing (3) restores 3 HP to ana")
     assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
@@ -1205,7 +1205,7 @@ class TestAnswersInAnAttack:
             ("armor", 0, "no armor worn (C11)", "sheet"),
             ("Ward Ally", 1, "cy's ability Ward Ally (C37), part of the Defense Rating (C11)", "ability:Ward Ally")]
         assert defense.total == 4
-        assert "cy answers ward_ally: use (Ward Ally, C38)" in told.verdicts
+        assert "cy answers ward_ally: use (Ward Ally, C37)" in told.verdicts
 
     def test_a_triggered_abilitys_deferred_cost_is_said_with_its_answer(self) -> None:
         """C41: Ana's 2 + 1 = 3 would miss the orc's 4; Reckless Surge (+2: 5 > 4) records one stack of Fatigued
@@ -1218,7 +1218,7 @@ class TestAnswersInAnAttack:
         fight.answer_decision("reckless_surge", "ana", "use")
         fight.defend("orc", None)
         told = explain(fight.events, declared(fight))
-        assert ("ana answers reckless_surge: use (Reckless Surge, C38); its deferred cost is recorded, to settle "
+        assert ("ana answers reckless_surge: use (Reckless Surge, C37); its deferred cost is recorded, to settle "
                 "later: Fatigued at the end of ana's next turn (C41)") in told.verdicts
         assert [p.total for p in told.parts if p.name in ("hit total", "total defense")] == [5, 4]
 

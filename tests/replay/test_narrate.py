@@ -213,20 +213,27 @@ def test_a_moment_of_the_round_is_told() -> None:
 
 
 def test_a_reroll_names_the_die_as_route_damage_counts_dice() -> None:
-    """C39: Lucky Strikes rolls Ana's primary 1 again; the narrative names the die from 0 (as route_damage and the
-    event's ``die`` count) and the roll by its counter, not by a seq."""
+    """C39: Lucky Strikes rolls Ana's primary 1 again; the narrative says which die it was in words (Ana's hit
+    primary d6, which showed 1: "roll 4" alone was a number the reader meets nowhere else, found by a tester), then
+    the die from 0 (as route_damage and the event's ``die`` count) and the roll by its counter; the session log's
+    card says the face the reroll replaced beside the one that counts."""
     import msgspec
 
     from omen_core.events import DiceRolled
     from tests.fights import new_fight
 
     ana = msgspec.structs.replace(sheet("ana"), abilities=("lucky_strikes",))
-    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[1, 5, 4, 2])
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[1, 5, 4, 2, 3, 3, 3, 3])
     fight.attack("ana", "orc", unarmed=True)
     reroll = next(r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "reroll")
     texts = [line.text for line in narrate(fight.events)]
-    assert reroll.die == 0 and any(f"(rerolls die 0 of roll {reroll.rerolls}: dice counted from 0" in t
-                                   for t in texts)
+    assert reroll.die == 0 and any(f"(rerolls Ana's hit primary d6, which showed 1: die 0 of roll {reroll.rerolls}, "
+                                   "dice counted from 0" in t for t in texts), texts
+    from omen_replay.cards import Card, entries
+
+    fight.defend("orc", None)  # the hit is determined (and the card told) once the window closes
+    hit = next(r for c in entries(fight.events)[0] if isinstance(c, Card) for r in c.rolls if r.name == "hit")
+    assert hit.terms[0].die == "d6, rerolled from 1" and hit.terms[0].value == reroll.dice[0].face
 
 
 def test_flat_damage_is_told_without_a_die_of_zero() -> None:
