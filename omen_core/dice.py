@@ -170,16 +170,20 @@ class Stop(NamedTuple):
 
 class SurplusFaces(DiceError, BadInput):
     """A command carried more faces than it rolls: nothing is appended (faces are never carried over). ``stop``: the
-    decision it stops at first, if it does (its dice after it are the answer's)."""
+    decision it stops at first, if it does (its dice after it are the answer's); ``physical``: the faces went to
+    the physical dice of a seeded fight alone, every other die the seed's."""
 
-    def __init__(self, rolled: Sequence[RollRequest], given: int, stop: Stop | None = None):
+    def __init__(self, rolled: Sequence[RollRequest], given: int, stop: Stop | None = None, physical: bool = False):
         stops = stop.words() if stop is not None else ""
         self.rolled, self.given, self.stop, self.stops = list(rolled), given, stop, stops
+        self.physical = physical  # the faces went to physical dice alone (in a seeded fight, C29)
         used = sum(len(r.pool) for r in self.rolled)
         what = describe_dice(self.rolled) if self.rolled else "no dice"
         why = (f": it stops first at {stops}, and the dice after it are rolled by the command that answers it "
                "(give the faces there);") if stops else ":"
-        super().__init__(f"{_faces(given)} given, but this command rolls {used} ({what}){why} "
+        rolls = ("the physical dice of this command (the others are drawn from the seed) are" if physical
+                 else "this command rolls")
+        super().__init__(f"{_faces(given)} given, but {rolls} {used} ({what}){why} "
                          f"{_faces(given - used)} too many; nothing was written")
 
 

@@ -453,7 +453,8 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
                         needed=needed, needed_dice=dice, field=_dice_field(request))
     if isinstance(exc, SurplusFaces):
         detail = str(exc) if sight.gm else (
-            f"{exc.given} {'face' if exc.given == 1 else 'faces'} given, but this command rolls fewer dice; yours: "
+            f"{exc.given} {'face' if exc.given == 1 else 'faces'} given, but this command rolls fewer "
+            + ("physical dice (the others are drawn from the seed)" if exc.physical else "dice") + "; yours: "
             + (describe_dice([r for r in exc.rolled if sight.owns(r.roller)]) or "none")
             + (f"; it stops first at {_stop_seen(exc.stop, sight)}" if exc.stop is not None else "")
             + "; nothing was written")  # the others' dice (their sizes are their sheets') are not listed
@@ -1184,10 +1185,18 @@ def own_faces_only(fight: Fight, command: Command, sight: Sight, given: int, fie
     """A player's or spectator's faces roll only its own combatants' dice (C29): the first ``given`` faces of
     ``command`` go to its dice in C29 order (found by deciding it without writing anything), and one reaching a
     die of a combatant the seat does not play is :class:`NotYourFaces` (the engine alone would take any face for
-    any die: a player typed the GM's dice). In a seeded fight with ``physical`` dice the faces go to those
-    combatants' dice alone, in C29 order (:meth:`omen_core.Fight.execute`)."""
+    any die: a player typed the GM's dice). In a seeded fight a player types only the dice of its combatants the
+    GM made ``physical`` (none: every face is refused), and the faces go to physical dice alone, in C29 order
+    (:meth:`omen_core.Fight.execute`)."""
     if sight.gm or not given:
         return
+    if isinstance(fight.dice, SeededDice) and not any(who in physical for who in sight.own):
+        # a seeded fight draws a player's dice from the seed unless the GM made them physical: its own faces would
+        # be dice it chose (a tester's attack typed [8, 6] was taken, listed as provenance alone)
+        raise Unprocessable(f"{given} {'face' if given == 1 else 'faces'} given, but this fight's dice are seeded: the "
+                            "server draws this seat's dice from the seed, none typed (the GM may make a combatant's "
+                            "dice physical: docs/server.md, \"Physical dice in a seeded fight\") (C29); nothing was "
+                            f"written (at {field})", field, "surplus-faces", "More faces than this seat's dice", "C29")
     rolls = command_rolls(fight.state, command)
     if rolls is None:
         return  # the command is refused anyway, as it says when it is run

@@ -482,8 +482,8 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
     if choice.may_roll:
         said += ("; " if said else "") + "then perhaps " + _rolls(choice.may_roll, names)
     if offer.command in DICE_UNSAID and not gm and seeded:  # a player's options list none (omen_core.seats)
-        said = ("the server rolls its dice from the fight's seed, typed faces or not: a window may come first (an "
-                "Interrupt, C24, or an ability's decision, C38), so none can be asked for now")
+        said = ("the server rolls its dice from the fight's seed (the GM may make them physical: then the roll "
+                "box asks for them as they come)")
     elif offer.command in DICE_UNSAID and not gm:
         said = ("its dice when they are rolled, each seat asked for its own in the roll box: a window may come first "
                 "(an Interrupt, C24, or an ability's decision, C38)")

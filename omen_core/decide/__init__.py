@@ -592,7 +592,7 @@ def _decided_command(state: FightState, command: Command, dice: DiceSource, hist
                                     dice, typed)
             draft = _decided(state, command, split, history, by)  # FacesNeeded names the typed rolls alone
             if split.surplus:
-                raise SurplusFaces(split.requests, len(given), _stops_at(draft.state))
+                raise SurplusFaces(split.requests, len(given), _stops_at(draft.state), physical=True)
             return draft
         if command.dice is not None:
             carried = CommandFaces(command.dice, "scripted" if state.dice_mode == "scripted" else "manual")

@@ -239,11 +239,13 @@
 
     // Whether this seat's forms carry the faces typed in them: always in a fight with physical dice; never where
     // some of a seeded fight's dice are physical (a command's faces go to those dice alone: the roll box asks for
-    // them when they come); else as the seat's choice says.
+    // them when they come), nor a player's in a seeded fight (its dice are the seed's, or physical); else as the
+    // GM's choice says.
     function typed() {
       const panel = $(".table-panel");
       if (panel && panel.dataset.dice === "manual") return true;
       if (panel && panel.dataset.physical === "yes") return false;
+      if (panel && panel.dataset.seat !== "gm" && panel.dataset.dice === "seeded") return false; // the seed's
       return $("input[name=dice-mode]:checked").value === "typed";
     }
 
@@ -253,7 +255,7 @@
       // no choice to make where every face is typed, nor once the fight is over (nothing rolls then), nor for a
       // spectator (it gives no command)
       $("#dice-mode").hidden = !!panel && (panel.dataset.dice === "manual" || panel.dataset.ended === "yes"
-        || panel.dataset.seat === "spectator" || panel.dataset.physical === "yes");
+        || panel.dataset.seat !== "gm" || panel.dataset.physical === "yes");
     }
 
     // What the user had in the old panel, put back into the new one: values, checks, open details, the focus.

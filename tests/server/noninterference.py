@@ -598,7 +598,8 @@ def _sse(message: str) -> dict[str, Any]:
 def play(client: httpx.Client, the_plan: Plan, fight_ids: tuple[str, str], headers: dict[str, str] | None = None
          ) -> tuple[Table, Table, set[str]]:
     """Play the plan in world A and world B side by side on one server: each command given by the same seat in both
-    (a player's own where its options offer it in world A and it rolls only that player's dice, else the GM's),
+    (a player's own where its options offer it in world A and it rolls only that player's dice, none in a seeded
+    fight, else the GM's),
     every seat looking after each. Returns
     the two tables (with their transcripts) and the event types world A's log holds."""
     worlds = (WORLDS[0], world_b(the_plan))
@@ -611,6 +612,8 @@ def play(client: httpx.Client, the_plan: Plan, fight_ids: tuple[str, str], heade
         if not step.junk:
             owner = next((who for who, plays in PLAYERS.items() if _actor(step.body) in plays), None)
             own_dice = owner is not None and step.rollers <= set(PLAYERS[owner])  # a seat types only its own dice
+            own_dice = own_dice and (the_plan.dice == "manual" or not step.rollers)  # and in a seeded fight none:
+            # its dice are the seed's (no combatant's dice are physical here; every face the plan types is the GM's)
             if owner is not None and own_dice and tables[0].offered(owner, in_world(step, tables[0].world)):
                 giver = owner
         for table, tag in zip(tables, tags, strict=True):

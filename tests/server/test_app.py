@@ -383,10 +383,12 @@ class TestCommands:
             "no route takes '/fights/duel/explain/abc' (a seq in a path is a whole number")
 
     def test_a_player_types_its_own_dice_in_a_seeded_fight_and_the_server_rolls_the_rest(self, table: Any) -> None:
-        """C29: in a seeded fight Alice types Kael's unarmed hit dice (6, 6); Vesh's base defense die after them
-        is the fight's to roll: 201, Kael's roll recorded manual with her faces, Vesh's seeded (its face withheld
-        from her), and the fight waits on Vesh's Active Defense (it was 422 faces-needed, asking her for the GM's
-        die); the log verifies (her roll listed as dice provenance only)."""
+        """C29: in a seeded fight whose GM made Kael's dice physical, Alice types Kael's unarmed hit dice (6, 6);
+        Vesh's base defense die after them is the fight's to roll: 201, Kael's roll recorded manual with her faces,
+        Vesh's seeded (its face withheld from her), and the fight waits on Vesh's Active Defense (it was 422
+        faces-needed, asking her for the GM's die); the log verifies (her roll listed as dice provenance only).
+        Before the GM names Kael physical the same faces are refused (422 surplus-faces, C29: her dice are the
+        seed's; a tester's were taken, chosen), nothing written."""
         from omen_core.events import DiceRolled
         from tests.sheets import sheet as plain
 
@@ -394,9 +396,16 @@ class TestCommands:
                                                           msgspec.to_builtins(plain("vesh", side="raiders"))])
         alice = table.client.post("/fights/duel/seats", headers=table.auth(), json={
             "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
-        assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
-        answer = table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True,
-                                "dice": [6, 6]}, token=alice)
+        assert table.command({"command": "roll_initiative", "dice": [20]}).status_code == 201
+        attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True, "dice": [6, 6]}
+        before = lines(table.store, "duel")
+        chosen = table.command(attack, token=alice)
+        assert chosen.status_code == 422 and chosen.json()["type"] == "/problems/surplus-faces", chosen.text
+        assert chosen.json()["field"] == "$.command.dice" and chosen.json()["rule"] == "C29"
+        assert lines(table.store, "duel") == before
+        assert table.client.post("/fights/duel/settings", headers=table.auth(),
+                                 json={"physical": ["kael"]}).status_code == 200
+        answer = table.command(attack, token=alice)
         assert answer.status_code == 201, answer.text
         rolled = [e["event"] for e in answer.json()["events"] if e["type"] == "dice_rolled"]
         assert [(r["roller"], r["purpose"], r["source"], [d["face"] for d in r.get("dice", [])]) for r in rolled] == [
@@ -493,7 +502,7 @@ class TestCommands:
         assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
         offered = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]["offers"]
         assert "declare_attack" in [o["command"] for o in offered]
-        assert table.command({**attack, "dice": [6, 6]}, token=alice).status_code == 201
+        assert table.command(attack, token=alice).status_code == 201  # its dice the seed's
 
     def test_a_players_faces_for_a_hidden_combatants_dice_tell_nothing_of_them(self, table: Any) -> None:
         """C29, seat secrecy: in a seeded fight the hidden Vesh attacks Kael (the GM's command) and Kael's Interrupt

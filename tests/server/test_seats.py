@@ -298,7 +298,8 @@ def test_a_players_key_is_looked_for_among_the_commands_it_is_shown() -> None:
         assert retried.status_code == 409 and f"was done at seq {her_seq} " in retried.json()["detail"]
         taken = table.command({"command": "end_turn", "who": "vesh", "idempotency_key": "k"})
         assert taken.status_code == 422 and taken.json()["type"] == "/problems/idempotency-key-reused"
-        assert taken.json()["detail"] == "Idempotency-Key 'k' was first sent with another body"  # the GM's keep
+        assert taken.json()["detail"] == (  # the GM's keep
+            "the command's idempotency_key 'k' was first sent with another body (at $.command.idempotency_key)")
         assert table.command({"command": "static_check", "check": {"who": "skarn", "attribute": "AGI"},
                               "difficulty": 10, "dice": [4], "idempotency_key": "k"}).content == check.content
 

@@ -930,8 +930,8 @@ def test_a_verdicts_colour_is_the_viewers(table: Any) -> None:
 @pytest.mark.parametrize(("dice", "uniform"), [
     ("manual", "Rolls: its dice when they are rolled, each seat asked for its own in the roll box: a window may come "
                "first (an Interrupt, C24, or an ability's decision, C38)"),
-    ("seeded", "Rolls: the server rolls its dice from the fight's seed, typed faces or not: a window may come first "
-               "(an Interrupt, C24, or an ability's decision, C38), so none can be asked for now")])
+    ("seeded", "Rolls: the server rolls its dice from the fight's seed (the GM may make them physical: then the "
+               "roll box asks for them as they come)")])
 def test_an_attack_an_interrupt_window_comes_before_says_its_dice_come_later(table: Any, dice: str,
                                                                              uniform: str) -> None:
     """C24, C29: Brin beside Skarn attacks him: before Skarn's first turn no Interrupt can come (C20), after it the
@@ -939,8 +939,8 @@ def test_an_attack_an_interrupt_window_comes_before_says_its_dice_come_later(tab
     may come first and when the dice come (a player typing physical dice found no dice fields and no word of why: a
     tester; that the form listed the hit dice in one and none in the other told Bob whether Skarn could Interrupt,
     which turns on Skarn's Bonus Actions: another tester); the GM's says which it is. In a seeded fight it says the
-    server rolls them, typed faces or not (it said both fights' ways, and a player who chose to type its dice was
-    not told plainly that its attack's would not be asked for: a tester)."""
+    server rolls them from the seed, and how the GM makes them physical instead (it said both fights' ways, and a
+    player who chose to type its dice was not told plainly that its attack's would not be asked for: a tester)."""
     table.create(names=("kael", "brin", "vesh", "skarn"), dice=dice)
     bob = table.client.post("/fights/duel/seats", headers=table.auth(),
                             json={"kind": "player", "name": "Bob", "combatants": ["brin"]}).json()["token"]

@@ -418,8 +418,10 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                 expect(player.locator(".fight-bar .your-turn")).to_have_text("Your turn")
                 assert player.title() == "Your turn: Kael Arden · The ford · omen"
                 assert gm.title() == "Round 1: Kael Arden's turn · The ford · omen"
-                bar = player.locator("#dice-mode").bounding_box()
-                assert bar is not None and bar["height"] <= 48 and bar["width"] <= 390, bar
+                # A player's page in a seeded fight offers no choice of dice: its dice are the seed's (a player's
+                # faces were taken there, chosen: a tester); the GM's offers it.
+                expect(player.locator("#dice-mode")).to_be_hidden()
+                expect(gm.locator("#dice-mode")).to_be_visible()
                 # A spectator's page offers no choice of dice: it gives no command (it offered one: a tester).
                 status, sam = server.call("POST", "/fights/ford/seats", {"kind": "spectator", "name": "Sam",
                                                                          "combatants": []}, token=gm_token)
@@ -846,9 +848,10 @@ def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_pa
 
 
 def test_a_player_rolls_physical_dice_in_a_seeded_fight(tmp_path: Path) -> None:
-    """Physical dice in a seeded fight (docs/server.md): the GM ticks Kael under "Physical dice"; Alice's phone then
-    shows no dice-mode choice, and the GM's Roll initiative waits for Alice's die (her roll box), the GM's page
-    saying so; Alice types 4 and round 1 begins, Kael's initiative die [4] typed (manual) and Vesh's from the seed."""
+    """Physical dice in a seeded fight (docs/server.md): the GM ticks Kael under "Physical dice"; the GM's page then
+    offers no dice-mode choice (Alice's never does in a seeded fight), her fight bar names Kael's dice physical, and
+    the GM's Roll initiative waits for Alice's die (her roll box), the GM's page saying so; Alice types 4 and round
+    1 begins, Kael's initiative die [4] typed (manual) and Vesh's from the seed."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -872,7 +875,8 @@ def test_a_player_rolls_physical_dice_in_a_seeded_fight(tmp_path: Path) -> None:
                     page.set_default_timeout(10_000)
                     page.goto(f"{origin}/table/phys#token={token}")
                     expect(page.locator("#live")).to_have_text("live")
-                expect(alice.locator("#dice-mode")).to_be_visible()
+                expect(gm.locator("#dice-mode")).to_be_visible()
+                expect(alice.locator("#dice-mode")).to_be_hidden()  # a player's dice in a seeded fight: the seed's
                 gm.locator("#gm-physical summary").click()
                 gm.locator("#physical-form input[value=kael]").check()
                 gm.locator("#physical-form button[type=submit]").click()
@@ -880,7 +884,7 @@ def test_a_player_rolls_physical_dice_in_a_seeded_fight(tmp_path: Path) -> None:
                     "Physical dice now: Kael Arden; every other die from the seed.")
                 expect(gm.locator("#gm-physical summary")).to_contain_text("(Kael Arden)")
                 expect(alice.locator(".table-panel")).to_have_attribute("data-physical", "yes", timeout=8_000)
-                expect(alice.locator("#dice-mode")).to_be_hidden()
+                expect(gm.locator("#dice-mode")).to_be_hidden()  # a GM's faces would go to physical dice alone
                 expect(alice.locator("#fight-bar")).to_contain_text("physical: Kael Arden")
                 gm.locator("form[data-command=roll_initiative] button[type=submit]").click()
                 expect(gm.locator("#message")).to_have_text("Waiting for Alice's dice.")
