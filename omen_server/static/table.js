@@ -623,16 +623,34 @@
     }
 
     // A condition to apply is chosen in two selects (whom, which): the choice they name, or none until both are.
+    // The offered choice the two selects name, and the one the "applied by" select names among them: a condition a
+    // save ends is offered once per applier (its die opposes the save, C15, C40), so the first of them would credit
+    // someone the GM did not choose ("no one" applied Poisoned "by Kael": found by a tester). Returns what is wrong,
+    // or "".
     function pair(form) {
       const [who, condition] = [0, 1].map((i) => $(`select.pair[data-pair="${i}"]`, form).value);
       const choice = $("select.choice", form);
-      const match = who && condition ? $$("option", choice).find((o) => o.dataset.pair === `${who}|${condition}`) : null;
+      const found = who && condition ? $$("option", choice).filter((o) => o.dataset.pair === `${who}|${condition}`) : [];
+      const bySelect = $("[data-path=by]", form);
+      const by = bySelect ? bySelect.value : "";
+      const byOf = (o) => (JSON.parse(o.dataset.args || "{}").by || "");
+      // the applier chosen; else, chosen by name (the free select sets it), any; else one applied by no one
+      const match = found.find((o) => byOf(o) === by) || (by ? found[0] : null);
       choice.value = match ? match.value : "";
+      if (!match && found.length && bySelect) {
+        bySelect.focus();
+        return `Not sent: choose who applied ${condition}: a save ends it, and the applier's die opposes the save (C15, C40).`;
+      }
+      return "";
     }
 
     async function give(form) {
       if ($("select.pair", form)) {
-        pair(form);
+        const unpaired = pair(form);
+        if (unpaired) {
+          sayAt(form, unpaired);
+          return;
+        }
         if ($("select.choice", form).value === "") {
           const empty = $$("select.pair", form).find((select) => select.value === "");
           (empty || $("select.pair", form)).focus();

@@ -904,3 +904,55 @@ def test_a_player_rolls_physical_dice_in_a_seeded_fight(tmp_path: Path) -> None:
         assert rolled["vesh"]["source"] == "seeded"
     finally:
         server.stop()
+
+
+def test_a_save_ends_condition_is_applied_by_whom_the_gm_chose(tmp_path: Path) -> None:
+    """C15, C40: Poisoned ends on a save the applier's die opposes, so it is offered once per applier. The GM picks
+    Vesh and Poisoned and leaves "applied by" at no one: nothing is sent and the form says who must be chosen (the
+    page applied it "by Kael", the first applier listed: found by a tester); with Brin chosen it is applied by
+    Brin, as the log says."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from omen_core.content import load_ruleset
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    sheets = bundled_sheets()
+    ruleset = msgspec.to_builtins(load_ruleset(ROOT / "tests" / "data" / "c40-ruleset.toml"))
+    try:
+        status, made = server.call("POST", "/fights", {"id": "poison", "dice": "seeded", "ruleset": ruleset,
+                                                       "combatants": [sheets["kael"], sheets["brin"],
+                                                                      sheets["vesh"]]},
+                                   token=server.create_token)
+        assert status == 201, made
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 800}))
+                gm.set_default_timeout(10_000)
+                gm.goto(f"{origin}/table/poison#token={made['gm_token']}")
+                expect(gm.locator("#live")).to_have_text("live")
+                gm.locator("#gm-apply_condition > summary").click()
+                form = gm.locator("form[data-command=apply_condition]")
+                head = head_of(gm)
+                form.locator("select.pair[data-pair='0']").select_option("vesh")
+                form.locator("select.pair[data-pair='1']").select_option("Poisoned")
+                form.locator("button[type=submit]").click()
+                expect(form.locator(".form-error")).to_have_text(
+                    "Not sent: choose who applied Poisoned: a save ends it, and the applier's die opposes the save "
+                    "(C15, C40).")
+                assert head_of(gm) == head
+                gm.select_option("#o-apply_condition-gm-by", label="Brin Hollowmere")
+                form.locator("button[type=submit]").click()
+                expect(gm.locator(".chip[data-id=vesh] .cond[data-condition=Poisoned]")).to_have_count(1)
+                assert watch.errors == [] and watch.outside == [], (watch.errors, watch.outside)
+            finally:
+                browser.close()
+        status, events = server.call("GET", "/fights/poison/events", token=made["gm_token"])
+        assert status == 200, events
+        applied = [e["event"] for e in events["events"] if e["type"] == "condition_applied"]
+        assert [(e["who"], e["condition"], e.get("by")) for e in applied] == [("vesh", "Poisoned", "brin")]
+    finally:
+        server.stop()
