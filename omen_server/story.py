@@ -578,7 +578,11 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                 card.lines += _ties_by_agi(inits.get(rec.batch, []), tied.get(rec.batch, set()), e, names)
         if verdict == "CAUGHT":  # a caught weapon is no hit (C22): the card's verdict, its sides the attack's
             card.verdict = verdict
-        elif verdict and (not card.verdict or kind in ("hit_determined", "save_resolved")):
+        elif verdict and (not card.verdict or (kind in ("hit_determined", "save_resolved") and action is not None
+                                                and card.verdict != "CANCELLED")):
+            # a save or hit of the card's own action decides it; a condition's save at a turn's end in the same
+            # batch (action None) does not ("SAVED" led a cancelled attack's card: found by a tester), nor
+            # anything after the action was cancelled
             card.verdict = verdict
             card.by, card.against = sides.get(action, ("", "")) if kind in ("hit_determined", "save_resolved") \
                 else ("", "")

@@ -441,3 +441,20 @@ def test_a_condition_applied_by_a_combatant_says_by_whom_where_the_seat_sees_it(
     assert told in cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1]
     hidden = cards_for(fight, Sight(kind="player", own=frozenset({"orc"}), hidden=frozenset({"ana"})))[-1][1]
     assert not any("Ana" in line for line in hidden), hidden
+
+
+def test_a_conditions_save_in_the_batch_of_a_cancelled_attack_leaves_its_verdict_cancelled() -> None:
+    """C24, C40: a fight a tester played on the table page (tests/data/interrupt-drops-poisoned-attacker.jsonl, to
+    seq 170): Kael's Interrupt drops Vesh and cancels Vesh's attack; Vesh's turn ends in the same batch and his
+    Poisoned save (a condition's, outside any action) succeeds. The top card says CANCELLED, not SAVED (the
+    condition's save led it: "SAVED Vesh the Cinder-Hand attacks Kael Arden", found by that tester)."""
+    from omen_core.events import CombatantJoined
+    from omen_core.store import JsonlStore
+    from omen_server.story import top_card
+
+    store = JsonlStore.single(Path(__file__).parents[1] / "data" / "interrupt-drops-poisoned-attacker.jsonl")
+    records = list(store.read("fight-c6fa6e70"))
+    names = {r.event.sheet.id: r.event.sheet.name for r in records if isinstance(r.event, CombatantJoined)}
+    top = top_card(story((seen_event(r, Sight(kind="gm")) for r in records), names), records[-1].batch)
+    assert top is not None and top.headline == "Vesh the Cinder-Hand attacks Kael Arden with axe"
+    assert top.verdict == "CANCELLED" and any("save against Poisoned" in line for line in top.lines), top
