@@ -152,7 +152,18 @@
       if (token) headers.Authorization = `Bearer ${token}`;
       const pasted = await pastedContent("sheets", $("#setup-json", form).value, headers, out);
       if (pasted === null) return;
-      if (pasted !== undefined) combatants = combatants.concat(Array.isArray(pasted) ? pasted : [pasted]);
+      if (pasted !== undefined) {
+        const mine = Array.isArray(pasted) ? pasted : [pasted];
+        // a pasted sheet whose id a ticked one has: said in the page's terms, not as the server's list index
+        // ("has already joined (at $.combatants[2].id)" named a list the GM never wrote: found by a tester)
+        const clash = mine.find((sheet) => sheet && picked.includes(sheet.id));
+        if (clash) {
+          out.textContent = `Not created: the pasted sheets hold ${clash.name || clash.id} (id "${clash.id}"), and `
+            + `the bundled sheet with that id is ticked above: untick it, or give the pasted one another id.`;
+          return;
+        }
+        combatants = combatants.concat(mine);
+      }
       const body = {
         title: $("#setup-title", form).value,
         dice: $("input[name=dice]:checked", form).value,

@@ -802,8 +802,9 @@ def test_the_gm_sets_what_players_see_of_hp_on_the_page(tmp_path: Path) -> None:
 def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_path: Path) -> None:
     """The set-up page takes what a GM wrote for ``omen run``: Vesh's sheet file and a ruleset file with a
     condition of the table's own, pasted as TOML (it took JSON alone: a GM could not paste their files). A typo
-    is said with its line and field and makes nothing; fixed, the fight starts with the pasted sheet and Burning
-    in its ruleset."""
+    is said with its line and field and makes nothing, and so is a pasted sheet whose id a ticked bundled sheet has
+    (it named "$.combatants[2].id", a list the GM never wrote: a tester); fixed, the fight starts with the pasted
+    sheet and Burning in its ruleset."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -819,6 +820,11 @@ def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_pa
             try:
                 gm = watch.setup_page(browser, server)
                 gm.fill("#setup-title", "From the GM's files")
+                gm.fill("#setup-json", vesh)  # Vesh ticked above too: said in the page's terms, nothing made
+                gm.click("#setup button[type=submit]")
+                expect(gm.locator("#setup-result")).to_have_text(
+                    'Not created: the pasted sheets hold Vesh the Cinder-Hand (id "vesh"), and the bundled sheet with '
+                    "that id is ticked above: untick it, or give the pasted one another id.")
                 gm.uncheck("input[name=sheet][value=vesh]")
                 gm.fill("#setup-json", vesh.replace("hp = 12", 'hp = "twelve"', 1))
                 gm.fill("#setup-ruleset", ruleset)
