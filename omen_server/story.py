@@ -558,8 +558,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         card.seqs.append(rec.seq)
         card.batches.add(rec.batch)
         card.rolled = card.rolled or kind == "dice_rolled"
-        if action is None and kind in ("damage_resolved", "save_resolved"):
-            _condition_rolls(card.lines, kind, e, names)
+        if (action is None and kind == "damage_resolved") or kind == "save_resolved":
+            _condition_rolls(card.lines, kind, e, names)  # a save called in an action too: its caller's die was
+            # "Brin's save" to Brin's own seat (found by a tester)
         if kind == "attack_declared" and action in reactions:
             card.answered = by_action.get(reactions[action][0])
         owed = owing.get((str(e.get("who")), str(e.get("ability") if kind == "ability_used" else e.get("decision"))))
@@ -755,10 +756,10 @@ def _heals_in(value: Any, who: str, target: str | None, branch: str | None,
 
 
 def _condition_rolls(lines: list[str], kind: str, e: dict[str, Any], names: Names) -> None:
-    """The dice lines before a condition's damage as it ticks, or its save-ends save (outside any action, C40), said
-    as that condition's: "Kael Arden's Burning damage: 3 (d4)" (it read "Kael Arden's damage", as if Kael dealt it:
-    a tester), "Kael Arden's save against Poisoned: 6 (d6)", "Vesh's die against Kael Arden's save (Poisoned): 1
-    (d8)" (it read "Vesh's save", as if Vesh saved)."""
+    """The dice lines before a condition's damage as it ticks, or a save (its save-ends save outside any action, C40,
+    or a save an effect calls in one, C15), said as that condition's or effect's: "Kael Arden's Burning damage: 3
+    (d4)" (it read "Kael Arden's damage", as if Kael dealt it: a tester), "Kael Arden's save against Poisoned: 6
+    (d6)", "Vesh's die against Kael Arden's save (Poisoned): 1 (d8)" (it read "Vesh's save", as if Vesh saved)."""
     def named(who: Any, purpose: str, said: str) -> None:
         start = f"{_n(names, who)}'s {purpose}: "
         for i in range(len(lines) - 1, -1, -1):
@@ -769,10 +770,13 @@ def _condition_rolls(lines: list[str], kind: str, e: dict[str, Any], names: Name
     if kind == "damage_resolved" and e.get("source"):
         named(e.get("target"), "damage", f"{e['source']} damage")
     elif kind == "save_resolved" and isinstance(e.get("saver"), dict) and isinstance(e.get("opposing"), dict):
-        condition = str(e.get("effect", ""))
+        condition = str(e.get("effect") or "")
+        condition = "" if condition == UNNAMED_EFFECT else condition  # "Vesh's save (a save)" says nothing more
         saver = e["saver"].get("roller")
-        named(e["opposing"].get("roller"), "save", f"die against {_n(names, saver)}'s save ({condition})")
-        named(saver, "save", f"save against {condition}")
+        named(e["opposing"].get("roller"), "save",
+              f"die against {_n(names, saver)}'s save" + (f" ({condition})" if condition else ""))
+        if condition:
+            named(saver, "save", f"save against {condition}")
 
 
 def _bonuses_of(sheet: Any) -> dict[str, dict[str, int]]:

@@ -458,3 +458,26 @@ def test_a_conditions_save_in_the_batch_of_a_cancelled_attack_leaves_its_verdict
     top = top_card(story((seen_event(r, Sight(kind="gm")) for r in records), names), records[-1].batch)
     assert top is not None and top.headline == "Vesh the Cinder-Hand attacks Kael Arden with axe"
     assert top.verdict == "CANCELLED" and any("save against Poisoned" in line for line in top.lines), top
+
+
+def test_a_save_called_in_an_action_says_whose_die_opposes_it() -> None:
+    """C15: Kael calls a save (Cinder breath, AGI against FCS) on Vesh: the card says "Kael's die against Vesh's
+    save (Cinder breath)" for Kael's own die, and "Vesh's save against Cinder breath" for Vesh's; Kael's player's,
+    "Kael's die against Vesh's save" (it read "Kael's save", as if Kael saved: found by a tester)."""
+    from omen_core.commands import CallSave, EndTurn, RollInitiative
+    from omen_core.content import DealDamage, SaveEffect
+
+    fight = Fight.start(MemoryStore(), "save", dice=SeededDice(SEED), clock=lambda: 0,
+                        combatants=[sheet("kael"), sheet("vesh", side="raiders")])
+    fight.execute(RollInitiative())
+    if fight.state.turn != "kael":
+        fight.execute(EndTurn(who=str(fight.state.turn)))
+    fight.execute(CallSave(caller="kael", saver="vesh", effect=SaveEffect(
+        name="Cinder breath", save="AGI", against="FCS", on_failure=(DealDamage(flat=3, damage_type="fire"),))))
+    _headline, lines = cards_for(fight, Sight(kind="gm"))[-1]
+    assert any(line.startswith("Kael's die against Vesh's save (Cinder breath): ") for line in lines), lines
+    assert any(line.startswith("Vesh's save against Cinder breath: ") for line in lines), lines
+    mine = Sight(kind="player", own=frozenset({"kael"}), sides=frozenset({"wardens", "raiders"}))
+    _headline, lines = cards_for(fight, mine)[-1]
+    assert any(line.startswith("Kael's die against Vesh's save: ") for line in lines), lines  # its name the GM's
+    assert not any(line.startswith("Kael's save") for line in lines), lines
