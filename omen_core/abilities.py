@@ -342,6 +342,18 @@ def _can_change(ability: Ability, moment: Moment) -> bool:
     return not ("hit" in totals and moment.attack_total > moment.defense_total)
 
 
+def offered_while(ability: Ability) -> str | None:
+    """What an attack's outcome must be as it stands for ``ability`` to be offered after its dice (C38,
+    :func:`_can_change`): ``"miss"`` for a hit modifier or a reroll of one's hit dice, ``"hit"`` for a defense
+    modifier; None where its offer says nothing of it (at ``attack.declared`` nothing is rolled yet)."""
+    if ability.trigger is not None and ability.trigger.moment == "attack.declared":
+        return None
+    totals = {e.total for e in effects_of(ability, Modify) if isinstance(e, Modify)}
+    if effects_of(ability, Reroll) or "hit" in totals:
+        return "miss"
+    return "hit" if "defense" in totals else None
+
+
 def reroll_picks(dice: Sequence[Die], rerolls: Sequence[Reroll]) -> tuple[int, ...] | None:
     """The index of the hit-roll die each chosen reroll rolls again, in order (C39): the lowest die of its pool not
     rerolled yet (of those showing one of its faces, if it names any) and not picked by an earlier one; None if

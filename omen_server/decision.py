@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from omen_core.abilities import USE, fight_abilities, uses_left
+from omen_core.abilities import USE, fight_abilities, offered_while, uses_left
 from omen_core.decide.attack import damage_taken
 from omen_core.decisions import deferred_words
 from omen_core.derive import Standing, active_defense_adds, standing_hit, strike_bonus
@@ -164,13 +164,22 @@ def _extension(state: FightState, frame: Any, waiting: Waiting, answers: list[Of
     standing = standing_hit(state, frame)
     if standing is not None:
         found.facts += _standing_said(standing, sight, names)
+    ability = next((a for a in fight_abilities(state) if a.id == opened.decision), None)
+    needs = offered_while(ability) if ability is not None and standing is not None and not standing.determined \
+        else None
+    if needs is not None and ability is not None and standing is not None \
+            and any(sight.owns(w) for w in waiting.who) and not sight.owns(standing.defender) \
+            and sight.sees(standing.attacker) and sight.sees(standing.defender):
+        # the offer itself tells its owner the outcome as it stands (C38): said, as the defense it does not see
+        # would say it (a player asked to reroll read "hit total 5, as it stands" and not why: found by a tester)
+        found.facts.append(f"as it stands the attack {'misses' if needs == 'miss' else 'hits'}: {ability.name} is "
+                           f"offered only then (C38)")
     if opened.hook == "condition.applied":  # C38: the conditions the action applied, which the answer is about
         found.facts.append("it applied " + ", ".join(f"{a.condition} to {names.get(a.who, 'someone')}"
                                                       for a in frame.applied))
     if opened.hook == "attack.damaged" and isinstance(frame, AttackFrame) and target is not None \
             and (sight.owns(target) or sight.hp == "exact"):  # C38 "damage taken": how much, as its HP is seen
         found.facts.append(f"{names.get(target, 'someone')} took {damage_taken(frame)} damage from the attack (C13)")
-    ability = next((a for a in fight_abilities(state) if a.id == opened.decision), None)
     for who in waiting.who:  # C41: the uses it has left, to the seat that owns the one asked (its sheet's)
         left = uses_left(state, who, ability) if ability is not None and sight.owns(who) else None
         if left is not None and ability is not None and ability.uses is not None:

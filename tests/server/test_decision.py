@@ -144,8 +144,9 @@ def test_a_decision_inside_an_attack_tells_each_seat_the_totals_it_may_see() -> 
     """C5, C38, seat secrecy: Warding Word is asked of Bram while the orc's 4 + 1 = 5 stands against Ana's base
     defense 3 (hook ``attack.rolled``: before the hit is determined): Bram's player reads the hit total alone (Ana's
     defense is her owner's and the GM's: ``base_defense`` is ``own:defender``), Ana's player the whole line, a seat
-    that does not see the orc neither; and Bram's player reads the 2 Bonus Actions Bram has against the answer's 1
-    (found by a GM tester: a player's box showed no numbers)."""
+    that does not see the orc neither; Bram's player is told the attack hits as it stands, which the offer of a
+    defense bonus tells it anyway (a player asked to reroll was not told why: a tester); and Bram's player reads
+    the 2 Bonus Actions Bram has against the answer's 1 (found by a GM tester: a player's box showed no numbers)."""
     from tests.test_abilities import having
 
     fight = new_fight(having(sheet("bram"), "warding_word"), sheet("ana"), sheet("orc", side="raiders"),
@@ -159,7 +160,8 @@ def test_a_decision_inside_an_attack_tells_each_seat_the_totals_it_may_see() -> 
         return said.facts, [c.turns for c in said.choices.values()]
 
     bram, bram_turns = told(Sight(kind="player", own=frozenset({"bram"})))
-    assert bram[1:] == ["Orc's hit total 5, as it stands; Ana's defense is its owner's and the GM's to see"]
+    assert bram[1:] == ["Orc's hit total 5, as it stands; Ana's defense is its owner's and the GM's to see",
+                        "as it stands the attack hits: Warding Word is offered only then (C38)"]
     assert bram_turns == ["2 of 2 Bonus Actions left now; 1 left after it, enough for an Active Defense", ""]
     ana, ana_turns = told(Sight(kind="player", own=frozenset({"ana"})))
     assert ana[1:] == ["Orc's hit total 5 against Ana's defense 3: a hit, as it stands (the defender wins ties, "
