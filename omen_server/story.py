@@ -220,6 +220,23 @@ def _dice_said(dice: Any) -> str:
     return f"{len(dice) if len(dice) > 1 else ''}d{sides.pop()}"
 
 
+def _reroll_said(e: dict[str, Any], rolled: Mapping[int, dict[str, Any]], names: Names) -> str | None:
+    """A reroll's dice line with the die it rolled again and the face it replaced, as far as the seat saw that roll
+    (C39: both faces kept, the new one counts): "Kael Arden's reroll of the hit d8, which showed 1: 3 (d8)" (it read
+    "Kael Arden's reroll: 3 (d8)": a tester); None for any other roll, or a reroll of a roll the seat did not see."""
+    if e.get("purpose") != "reroll" or not isinstance(e.get("rerolls"), int) or not isinstance(e.get("die"), int):
+        return None
+    first = rolled.get(int(e["rerolls"]))
+    dice = first.get("dice") if first is not None else None
+    faces = _faces(e.get("dice"))
+    if not isinstance(dice, (list, tuple)) or not 0 <= int(e["die"]) < len(dice) or not faces or first is None:
+        return None
+    was = dice[int(e["die"])]
+    purpose = str(first.get("purpose", "")).replace("_", " ")
+    return f"{_n(names, e.get('roller'))}'s reroll of the {purpose} d{was.get('sides')}, which showed " \
+           f"{was.get('face')}: {faces}"
+
+
 def _own_dice(e: dict[str, Any]) -> bool:
     """Whether a damage's dice term is its source's own roll (an ability's or a consequence's damage, C25; a
     condition's tick, C40), not the hit's primary dice (C12): it has a source the seat sees, and no ability dice
@@ -439,6 +456,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     reasons: dict[int, tuple[str, str]] = {}  # a batch's GM condition command as the seat sees it: whom, the reason
     inits: dict[int, list[tuple[str, dict[str, Any]]]] = {}  # a batch's initiatives as the seat sees them (C19)
     tied: dict[int, set[str]] = {}  # a batch's combatants still tied after the AGI bonus (C19)
+    by_counter: dict[int, dict[str, Any]] = {}  # every roll the seat saw, by its counter: what a reroll replaced (C39)
     standing: set[int] = set()  # the batches of a stand_up: their Movement Action is standing up (C20, C28)
     gm_ends: set[int] = set()  # the batches of the GM's end_fight: any other end is the engine's (C33), its note too
     titles: dict[int, str] = {}  # an action's decision point's title, where the seat sees it (an ability's name)
@@ -479,6 +497,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         elif kind == "redone":
             undos.pop(int(e.get("undo_seq", 0)), None)
         text, verdict = _line(kind, e, names, gear)
+        if kind == "dice_rolled":
+            text = _reroll_said(e, by_counter, names) or text
+            by_counter[int(e.get("counter", 0))] = e
         if kind == "decision_opened" and action is not None and e.get("title") not in (None, "", UNNAMED_DECISION):
             titles[action] = str(e["title"])
         elif kind == "decision_answered" and action in titles and e.get("choice") in ("use", "pass"):

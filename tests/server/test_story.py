@@ -481,3 +481,15 @@ def test_a_save_called_in_an_action_says_whose_die_opposes_it() -> None:
     _headline, lines = cards_for(fight, mine)[-1]
     assert any(line.startswith("Kael's die against Vesh's save: ") for line in lines), lines  # its name the GM's
     assert not any(line.startswith("Kael's save") for line in lines), lines
+
+
+def test_a_reroll_says_the_die_it_rolled_again_and_the_face_it_replaced() -> None:
+    """C39: Lucky Strikes rolls Ana's primary 1 again; her card's dice line says which die it rolled again and the
+    face it replaced, beside the new one ("Ana's reroll: 4 (d6)" said neither: found by a tester)."""
+    from tests.fights import new_fight
+
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("lucky_strikes",))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[1, 5, 4, 2, 3, 3, 3, 3])
+    fight.attack("ana", "orc", unarmed=True)
+    lines = [line for _headline, told in cards_for(fight, Sight(kind="gm")) for line in told]
+    assert "Ana's reroll of the hit d6, which showed 1: 4 (d6)" in lines, lines
