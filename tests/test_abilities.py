@@ -1808,3 +1808,19 @@ def test_status_tells_the_uses_left_and_the_deferred_costs_to_pay(monkeypatch: p
     assert "deferred costs to pay (C41): ana's reckless_surge (at the end of next turn)" in printed.getvalue()
     line = combatant_line(fight.options(offers=False), fight.state, "ana")  # the short `omen status`'s line
     assert line.endswith("uses left: second_wind 1  owes: reckless_surge (at the end of next turn)"), line
+
+
+def test_a_choice_no_decision_has_is_refused_with_the_choices_sorted_and_a_close_one_named() -> None:
+    """docs/content.md (a field of fixed values lists them sorted and names a close one, so does a command's):
+    answering Regeneration's decision with "usee" is refused naming "pass, use" and "did you mean 'use'?" at
+    ``$.choice`` (it listed "use, pass" and named none: found by a tester); nothing is written."""
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("regeneration",))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[5, 1, 2, 6, 1, 3])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    fight.roll_initiative()
+    before = fight.version
+    with pytest.raises(RuleViolation) as refused:
+        fight.answer_decision("regeneration", "ana", "usee")
+    assert "has no choice 'usee' (choices: pass, use); did you mean 'use'?" in str(refused.value)
+    assert refused.value.facts.get("field") == "$.choice" and fight.version == before

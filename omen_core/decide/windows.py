@@ -12,6 +12,7 @@ action from the hook point (``decide``'s ``RESUMES`` table).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Literal
 
@@ -177,9 +178,11 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
     if cmd.who not in waiting:
         raise RuleViolation(opened.rule, f"{row.title} is {' or '.join(waiting)}'s to answer, not {cmd.who}'s")
     choice = row.choice(cmd.choice)
-    if choice is None:
-        raise RuleViolation(opened.rule, f"{row.title} has no choice {cmd.choice!r} (choices: "
-                                         f"{', '.join(c.name for c in row.choices)})")
+    if choice is None:  # the choices sorted, and a close one named (docs/content.md: as a field of fixed values)
+        names = sorted(c.name for c in row.choices)
+        close = difflib.get_close_matches(cmd.choice, names, n=1)
+        raise RuleViolation(opened.rule, f"{row.title} has no choice {cmd.choice!r} (choices: {', '.join(names)})"
+                            + (f"; did you mean {close[0]!r}?" if close else ""), field="$.choice")
     why = shortfall(draft.state, cmd.who, choice.cost)
     if why is not None:
         raise RuleViolation(opened.rule, f"{row.title}, {cmd.choice}: {why}")
