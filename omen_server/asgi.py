@@ -123,7 +123,7 @@ from .limits import (
     MAX_SEQ,
 )
 from .openapi import openapi_config
-from .seating import entries, seat_routes
+from .seating import entries, seat_info, seat_routes
 from .seating import make_seat as seat_for
 from .staging import already_staged, stage, staged_view, staging_routes
 from .table import CSP, table_routes
@@ -298,8 +298,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             return _problem(409, "conflict", "Conflict", f"the seat this Idempotency-Key made ({seat_id}) was revoked "
                             "since: POST its reissue for a new token (GET seats lists it)")
         token = seat_token(key.token, key.fight_id, seat_id, row.generation, row.kind)
-        return _seat_made(SeatMade(token=token, seat=SeatInfo(kind=row.kind, name=row.name,
-                                                              combatants=row.combatants), id=seat_id))
+        return _seat_made(SeatMade(token=token, seat=seat_info(fights, key.fight_id, row.kind, row.name,
+                                                               row.combatants), id=seat_id))
 
     @get("/fights/{fight_id:str}/seats", sync_to_thread=True, summary="The seats of a fight (GM)",
          responses=_errors(401, 403, 404),

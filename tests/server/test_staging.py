@@ -602,12 +602,14 @@ class TestPhysicalDice:
     @pytest.fixture
     def seeded(self) -> Any:
         """A seeded duel, Alice playing Kael (whose dice are physical), Vesh the GM's; initiative drawn from the
-        seed (Kael has no die in it while it is a GM's command that rolls his: staged for Alice)."""
+        seed (Kael has no die in it while it is a GM's command that rolls his: staged for Alice). The seat's making
+        says Kael's dice are physical, as GET /seat does (it said none: a tester)."""
         made = Table()
         with made.client:
             made.create(physical=["kael"])
             answer = made.client.post("/fights/duel/seats", headers=made.auth(), json={
                 "kind": "player", "name": "Alice", "combatants": ["kael"]})
+            assert answer.json()["seat"]["physical"] == ["kael"], answer.text
             made.alice = answer.json()["token"]  # type: ignore[attr-defined]
             yield made
 
