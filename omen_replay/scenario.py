@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
 from omen_core import Fight, ScriptedDice, SeededDice
+from omen_core.commands import Join
 from omen_core.content import (
     SHIPPED_ABILITIES,
     AbilityLibrary,
@@ -159,6 +160,7 @@ def load_scenario(path: str | Path, *, seeded_elsewhere: bool = False) -> Scenar
         _check_listed(sheet, origins[index] or str(p), "$" if origins[index] else f"$.combatants[{index}]",
                       libraries, locate if not origins[index] else None)
     steps = tuple(_step(entry, i, str(p), locate) for i, entry in enumerate(_array(raw, "commands", p, locate)))
+    _check_named(steps, [sheet.id for sheet in combatants], str(p), locate)
     return Scenario(source=str(p), settings=settings, ruleset=ruleset, combatants=combatants, steps=steps,
                     origins=origins, libraries=written_in)
 
@@ -335,6 +337,46 @@ def _step(entry: Any, index: int, source: str, locate: Lines) -> ScriptStep:
         raise ScenarioError(source, where, "each command needs a `command = \"...\"` name", locate(where))
     command = _convert(entry, ScriptCommand, source, where, locate)
     return ScriptStep(command=command, index=index, line=locate(where))
+
+
+#: The fields of a command that name combatants: each a text, or a list of them; and those holding a check, whose
+#: ``who`` names one (a static check's ``check``, a contest's ``initiator`` and ``defender``).
+_NAMING = frozenset({"attacker", "target", "defender", "who", "caller", "saver", "by", "of", "leaves", "others",
+                     "ambushers", "defenders", "order", "group"})
+_CHECKS = frozenset({"check", "initiator", "defender"})
+
+
+def _named(command: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every combatant id a command names, with its path: the texts in its naming fields, the ``who`` of a check it
+    holds, the keys of an initiative's ``modifiers`` (not what its effects or branches say: ``of = "actor"``)."""
+    for name in command.__struct_fields__:
+        value = getattr(command, name)
+        who = getattr(value, "who", None) if isinstance(value, msgspec.Struct) else None
+        if name in _CHECKS and isinstance(who, str):
+            yield who, f"{path}.{name}.who"
+        elif name in _NAMING and isinstance(value, str):
+            yield value, f"{path}.{name}"
+        elif name in _NAMING and isinstance(value, (list, tuple)):
+            yield from ((w, f"{path}.{name}[{i}]") for i, w in enumerate(value) if isinstance(w, str))
+        elif name == "modifiers" and isinstance(value, dict):
+            yield from ((w, f"{path}.{name}.{w}") for w in value if isinstance(w, str))
+
+
+def _check_named(steps: tuple[ScriptStep, ...], joined: list[str], source: str, locate: Lines) -> None:
+    """Every combatant a command names has joined by then (the scenario's combatants, and each ``join`` before it):
+    a misspelt id is refused with the file, its line, the field and a close id, before anything is written (it was
+    refused mid-run, exit 3, the commands before it written: found by a tester)."""
+    known = list(joined)
+    for step in steps:
+        command = step.command
+        for who, path in _named(command, f"$.commands[{step.index}]"):
+            if who not in known:
+                close = difflib.get_close_matches(who, known, n=1, cutoff=0.5)
+                raise ScenarioError(source, path, f"no combatant {who!r} has joined by this command (joined: "
+                                    f"{', '.join(known) or 'none'})" + (f"; did you mean {close[0]!r}?" if close
+                                                                       else ""), locate(path) or step.line)
+        if isinstance(command, Join):
+            known.append(command.sheet.id)
 
 
 def _convert(raw: Any, kind: Any, source: str, where: str, locate: Lines) -> Any:

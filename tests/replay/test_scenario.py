@@ -62,9 +62,12 @@ class TestDocumentedScenario:
 
     @pytest.mark.parametrize("snippet", BLOCKS[1:], ids=lambda b: present(re.search(r'command = "(\w+)"', b))[1])
     def test_every_command_example_validates(self, tmp_path: Path, snippet: str) -> None:
-        """Each command example in docs/scenarios.md is a valid scenario command."""
+        """Each command example in docs/scenarios.md is a valid scenario command, among the Ember Ford's four (a
+        scenario's commands name combatants it has joined)."""
+        sheets = ROOT / "omen_replay" / "data" / "ember-ford" / "sheets"
+        roster = "".join(f'\n[[combatants]]\nsheet = "{sheets / name}.toml"\n' for name in ("brin", "vesh", "skarn"))
         (tmp_path / "kael.toml").write_text((ROOT / "omen_replay" / "data" / "kael.toml").read_text())
-        scenario = load_scenario(write(tmp_path, MINIMAL + "\n" + snippet))
+        scenario = load_scenario(write(tmp_path, MINIMAL + roster + "\n" + snippet))
         assert len(scenario.steps) == 1
 
     def test_every_command_is_documented(self) -> None:
@@ -493,3 +496,16 @@ def test_a_file_read_as_a_library_or_ruleset_says_so(tmp_path: Path, key: str, k
     with pytest.raises(ScenarioError) as info:
         load_scenario(tmp_path / "s.toml")
     assert f"unknown field `fight` (read as {kind}, as s.toml:3 names it)" in str(info.value)
+
+
+def test_a_command_naming_a_combatant_not_joined_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """docs/scenarios.md: a misspelt id in a command ("bp" for "bo") is refused at load, exit 2's error naming the
+    file, the command's line, the field and a close id; nothing is written (it was refused mid-run, exit 3, the
+    commands before it written, and the same --log then refused the fixed file: found by a tester). A contest's
+    check names its combatant too, and a ``join`` before a command makes its id known."""
+    path = write(tmp_path, DUEL.replace('target = "bo"', 'target = "bp"', 1), "duel.toml")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    line = 1 + DUEL.replace('target = "bo"', 'target = "bp"', 1).splitlines().index('target = "bp"')
+    assert str(info.value).startswith(f"{path}:{line}: no combatant 'bp' has joined by this command (joined: ")
+    assert "did you mean 'bo'?" in str(info.value) and info.value.path.endswith(".target")
