@@ -201,4 +201,4 @@ def test_two_apps_creating_under_one_key_at_once_answer_one_fight(postgres: Post
             kept = conn.execute("SELECT body FROM keep_answers WHERE fight_id = '/fights'").fetchall()
         assert [bytes(row[0]) for row in kept] == [f'{{"fight_id":"{made["fight_id"]}"}}'.encode()]
         assert one.get(f"/fights/{made['fight_id']}/seat", headers={"Authorization": f"Bearer {made['gm_token']}"}
-                       ).json() == {"kind": "gm", "name": "", "combatants": []}
+                       ).json() == {"kind": "gm", "name": "", "combatants": [], "physical": []}

@@ -229,7 +229,7 @@ def test_a_creation_whose_seat_cannot_be_kept_leaves_no_fight_in_the_log(two: An
     status, made = one.call("POST", "/fights", _duel("duel"))
     assert status == 201, made
     assert one.call("GET", "/fights/duel/seat", token=made["gm_token"]) == (200, {"kind": "gm", "name": "",
-                                                                                   "combatants": []})
+                                                                                   "combatants": [], "physical": []})
 
 
 def test_a_server_killed_while_creating_leaves_no_fight_without_its_seat_and_seed(two: Any) -> None:
