@@ -1409,6 +1409,20 @@ def _text(data: bytes | str) -> str:
 _REGEX = re.compile(r"^Expected `str` matching regex '(?P<pattern>.*)'$", re.S)
 
 
+#: How a condition's name ends when it says what its holder is (Prone, Poisoned, Burning, Unseen, Invisible): such a
+#: name follows "is"; another (a ruleset's Curse, Mark of the Hunt) follows "has".
+_SAID_AS_STATE = ("ed", "ing", "en", "ible", "able", "ous", "ive", "ful", "less", "ne", "nt")
+
+
+def condition_held(condition: str, held: bool = True) -> str:
+    """A condition as its holder has it, in words: ``is Prone`` / ``is no longer Prone``, but ``has Curse`` / ``no
+    longer has Curse`` for a ruleset's condition named by a noun (narration read "Vesh is Curse": found by a tester)."""
+    state = " " not in condition.strip() and condition.lower().endswith(_SAID_AS_STATE)  # "Mark of the Hunt": has
+    if held:
+        return f"{'is' if state else 'has'} {condition}"
+    return f"is no longer {condition}" if state else f"no longer has {condition}"
+
+
 def in_words(reason: str, more: dict[str, str] | None = None) -> str:
     """msgspec's reason, with a pattern of ours (or of ``more``: pattern to words) said in words (a person reads
     "a die, d2 to d1000", not a regex). msgspec writes the pattern's backslashes doubled."""

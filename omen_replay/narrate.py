@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 
 from omen_core.commands import ApplyConditionCommand, Command, EndTurn, StandUp
-from omen_core.content import ATTRIBUTES, CombatantSheet
+from omen_core.content import ATTRIBUTES, CombatantSheet, condition_held
 from omen_core.events import (
     DEFERRED_SOURCE,
     AbilityUsed,
@@ -535,7 +535,7 @@ def _applied(e: ConditionApplied, names: _Names) -> Iterator[tuple[LineKind, str
     if isinstance(asked, ApplyConditionCommand) and (asked.who, asked.condition) == (e.who, e.condition) \
             and asked.stacks > e.added:  # C28: stacks past the condition's most are not added
         capped = f" (its most: {e.added} of the {asked.stacks} stacks given added)"
-    yield "result", f"  {names(e.who)} is {e.condition}{stacks}{capped}{why}{until}"
+    yield "result", f"  {names(e.who)} {condition_held(e.condition)}{stacks}{capped}{why}{until}"
 
 
 def _cleared(e: ConditionCleared, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -543,7 +543,7 @@ def _cleared(e: ConditionCleared, names: _Names) -> Iterator[tuple[LineKind, str
     no longer Dying (C36)", the engine's words) is said once ("Bo is no longer Dying: raised above 0 HP by Mend
     (C36)": it read "... by Mend: no longer Dying (C36)", a tester)."""
     why = f": {e.reason.replace(f': no longer {e.condition}', '')}" if e.reason else ""
-    yield "result", f"  {names(e.who)} is no longer {e.condition}{why}"
+    yield "result", f"  {names(e.who)} {condition_held(e.condition, held=False)}{why}"
 
 
 def _settled(e: ActionSettled, names: _Names) -> Iterator[tuple[LineKind, str]]:

@@ -371,7 +371,9 @@ def _check_named(steps: tuple[ScriptStep, ...], joined: list[str], source: str, 
         command = step.command
         for who, path in _named(command, f"$.commands[{step.index}]"):
             if who not in known:
-                close = difflib.get_close_matches(who, known, n=1, cutoff=0.5)
+                close = difflib.get_close_matches(who, known, n=1) or [  # a short id one letter off: "bp", "bo"
+                    k for k in known
+                    if len(k) == len(who) and sum(a != b for a, b in zip(k, who, strict=True)) == 1][:1]
                 raise ScenarioError(source, path, f"no combatant {who!r} has joined by this command (joined: "
                                     f"{', '.join(known) or 'none'})" + (f"; did you mean {close[0]!r}?" if close
                                                                        else ""), locate(path) or step.line)

@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from omen_core.content import condition_held
 from omen_core.events import DEFERRED_SOURCE, MITIGATION_TERMS, CritCheck, DefenseTotal, HitTotal
 from omen_core.hooks import moment_said
 from omen_core.parts import RollTotal
@@ -291,9 +292,9 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
                      else "")  # C40
             by = (f" (applied by {n(e['by'])})" if isinstance(e.get("by"), str) and e["by"] != e.get("who")
                   else "")  # whose save-ends condition it is (C40), where the seat sees who (a tester: never said)
-            return f"{n(e['who'])} is {e.get('condition')}{stacks}{by}{until}", ""
+            return f"{n(e['who'])} {condition_held(str(e.get('condition')))}{stacks}{by}{until}", ""
         case "condition_cleared":
-            return f"{n(e['who'])} is no longer {e.get('condition')}", ""
+            return f"{n(e['who'])} {condition_held(str(e.get('condition')), held=False)}", ""
         case "condition_ticked":
             return f"{n(e['who'])}'s {e.get('condition')}: {e.get('remaining')} left", ""
         case "save_called":

@@ -673,3 +673,16 @@ class TestWhatWasExpected:
         assert (info.value.path, info.value.reason) == (
             "$.skills.Perception.attribute", "Invalid enum value 'FOC'; one of: AGI, FCS, INT, RES, STR (did you "
                                              "mean 'FCS'?)")
+
+
+def test_a_condition_named_by_a_noun_is_had_not_been() -> None:
+    """Narration and the table page say a condition as its holder has it: "is Prone", "is Poisoned", "is Burning",
+    but "has Curse" and "has Mark of the Hunt" for a ruleset's condition named by a noun (it read "Vesh is Curse":
+    found by a tester); cleared, "is no longer Prone", "no longer has Curse"."""
+    from omen_core.content import condition_held
+
+    assert [condition_held(c) for c in ("Prone", "Poisoned", "Burning", "Unseen", "Dying", "Curse",
+                                        "Mark of the Hunt")] == [
+        "is Prone", "is Poisoned", "is Burning", "is Unseen", "is Dying", "has Curse", "has Mark of the Hunt"]
+    assert (condition_held("Prone", held=False), condition_held("Curse", held=False)) == (
+        "is no longer Prone", "no longer has Curse")

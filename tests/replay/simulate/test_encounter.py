@@ -133,15 +133,16 @@ class TestTheSetUpIsTriedOnce:
     any fight (it said `fight 0: [setup] no combatant 'nobody'`, or a bare rule, with no file, line or field)."""
 
     def test_a_set_up_command_naming_one_who_never_joined(self, tmp_path: Path) -> None:
-        """An engage naming nobody: the file, the command's line and $.commands[1], in omen run's words."""
+        """An engage naming nobody: the file, the line of the field naming it and $.commands[1].others[0], in omen
+        run's words (a scenario's commands name combatants that have joined by then)."""
         path = tmp_path / "e.toml"
         text = ('[fight]\nid = "e"\n' + fighter("ash", "north", 9) + fighter("bo", "south", 9)
                 + '[[commands]]\ncommand = "engage"\nwho = "ash"\nothers = ["bo"]\n[[commands]]\n')
         path.write_text(text + 'command = "engage"\nwho = "ash"\nothers = ["nobody"]\n')
         with pytest.raises(ScenarioError) as info:
             load_encounter(path)
-        assert str(info.value) == (f"{path}:{text.count(chr(10))}: engage: [setup] no combatant 'nobody' in this "
-                                   "fight (joined: ash, bo) (at $.commands[1])")
+        assert str(info.value) == (f"{path}:{text.count(chr(10)) + 3}: no combatant 'nobody' has joined by this "
+                                   "command (joined: ash, bo) (at $.commands[1].others[0])")
 
     def test_a_combatant_twice(self, tmp_path: Path) -> None:
         """A second combatant with Ash's id: its [[combatants]] entry's id, with its line."""
