@@ -357,9 +357,18 @@
           const html = await answer.text();
           if (html === shown) continue; // nothing new: leave the page (and the reader's place) alone
           shown = html;
-          const wasMine = ($(".table-panel") || { dataset: {} }).dataset.staged === "yours";
+          const before = $(".table-panel") || { dataset: {} };
+          const wasMine = before.dataset.staged === "yours";
+          const wasStaged = !!before.dataset.staged && before.dataset.head !== undefined;
+          const headThen = before.dataset.head;
           swap(html);
           const panel = $(".table-panel");
+          // a command staged for dice gone while nothing was written: withdrawn, or dropped when the GM changed the
+          // physical dice; said, so that no seat thinks its answer went through (found by a tester)
+          if (wasStaged && !panel.dataset.staged && panel.dataset.head === headThen
+              && !($("#message") || { textContent: "" }).textContent.startsWith("The staged command is withdrawn")) {
+            say("The command that waited for dice is gone and nothing was written (withdrawn, or dropped when the GM changed the physical dice): give it again if it still stands.", false);
+          }
           // dice newly awaited from this seat: its roll box is brought into view, unless the reader is typing in a
           // field (a GM reading the seats list far below saw only the tab's title say so: a tester)
           const typing = document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName);
