@@ -735,6 +735,31 @@ def test_an_interrupts_answers_fit_a_phones_first_screen_and_a_surplus_face_is_s
         server.stop()
 
 
+def _seeded_duel(server: Server, fight: str) -> tuple[str, str]:
+    """A seeded fight of the bundled Kael and Vesh, Alice's seat playing Kael: the GM's token and Alice's."""
+    sheets = bundled_sheets()
+    status, made = server.call("POST", "/fights", {"id": fight, "dice": "seeded",
+                                                   "combatants": [sheets["kael"], sheets["vesh"]]})
+    assert status == 201, made
+    status, seat = server.call("POST", f"/fights/{fight}/seats", {"kind": "player", "name": "Alice",
+                                                                 "combatants": ["kael"]}, token=made["gm_token"])
+    assert status == 201, seat
+    return str(made["gm_token"]), str(seat["token"])
+
+
+def _gm_and_alice(watch: Watch, browser: Any, origin: str, fight: str, tokens: tuple[str, str]) -> tuple[Any, Any]:
+    """The GM's page (1280 x 800) and Alice's phone (390 x 844) of ``fight``, each live."""
+    from playwright.sync_api import expect
+
+    gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 800}))
+    phone = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
+    for page, token in ((gm, tokens[0]), (phone, tokens[1])):
+        page.set_default_timeout(10_000)
+        page.goto(f"{origin}/table/{fight}#token={token}")
+        expect(page.locator("#live")).to_have_text("live")
+    return gm, phone
+
+
 def test_the_gm_sets_what_players_see_of_hp_on_the_page(tmp_path: Path) -> None:
     """The GM's page shows the HP display in force and sets it with a select (it could be changed only through
     the API, and the page never said which was in force: found by a tester): Alice's phone shows Vesh's HP as a
@@ -746,23 +771,12 @@ def test_the_gm_sets_what_players_see_of_hp_on_the_page(tmp_path: Path) -> None:
     server = Server(tmp_path)
     origin = f"http://127.0.0.1:{server.port}"
     watch = Watch(origin)
-    sheets = bundled_sheets()
     try:
-        status, made = server.call("POST", "/fights", {"id": "hp", "dice": "seeded",
-                                                       "combatants": [sheets["kael"], sheets["vesh"]]})
-        assert status == 201, made
-        status, seat = server.call("POST", "/fights/hp/seats", {"kind": "player", "name": "Alice",
-                                                               "combatants": ["kael"]}, token=made["gm_token"])
-        assert status == 201, seat
+        tokens = _seeded_duel(server, "hp")
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 800}))
-                player = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
-                for page, token in ((gm, made["gm_token"]), (player, seat["token"])):
-                    page.set_default_timeout(10_000)
-                    page.goto(f"{origin}/table/hp#token={token}")
-                    expect(page.locator("#live")).to_have_text("live")
+                gm, player = _gm_and_alice(watch, browser, origin, "hp", tokens)
                 vesh = player.locator(".chip", has_text="Vesh").first
                 expect(vesh.locator(".band")).to_have_text("unhurt")
                 expect(gm.locator("#gm-hp summary")).to_contain_text("(banded)")
@@ -864,23 +878,12 @@ def test_a_player_rolls_physical_dice_in_a_seeded_fight(tmp_path: Path) -> None:
     server = Server(tmp_path)
     origin = f"http://127.0.0.1:{server.port}"
     watch = Watch(origin)
-    sheets = bundled_sheets()
     try:
-        status, made = server.call("POST", "/fights", {"id": "phys", "dice": "seeded",
-                                                       "combatants": [sheets["kael"], sheets["vesh"]]})
-        assert status == 201, made
-        status, seat = server.call("POST", "/fights/phys/seats", {"kind": "player", "name": "Alice",
-                                                                 "combatants": ["kael"]}, token=made["gm_token"])
-        assert status == 201, seat
+        tokens = _seeded_duel(server, "phys")
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 800}))
-                alice = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
-                for page, token in ((gm, made["gm_token"]), (alice, seat["token"])):
-                    page.set_default_timeout(10_000)
-                    page.goto(f"{origin}/table/phys#token={token}")
-                    expect(page.locator("#live")).to_have_text("live")
+                gm, alice = _gm_and_alice(watch, browser, origin, "phys", tokens)
                 expect(gm.locator("#dice-mode")).to_be_visible()
                 expect(alice.locator("#dice-mode")).to_be_hidden()  # a player's dice in a seeded fight: the seed's
                 gm.locator("#gm-physical summary").click()
@@ -916,7 +919,7 @@ def test_a_player_rolls_physical_dice_in_a_seeded_fight(tmp_path: Path) -> None:
                 assert watch.errors == [] and watch.outside == [], (watch.errors, watch.outside)
             finally:
                 browser.close()
-        status, events = server.call("GET", "/fights/phys/events", token=made["gm_token"])
+        status, events = server.call("GET", "/fights/phys/events", token=tokens[0])
         assert status == 200, events
         rolled = {e["event"]["roller"]: e["event"] for e in events["events"] if e["type"] == "dice_rolled"}
         assert (rolled["kael"]["source"], [d["face"] for d in rolled["kael"]["dice"]]) == ("manual", [4])
