@@ -348,8 +348,8 @@ def plan(seed: int, length: int, dice: str, hp_display: str) -> Plan:
             offered = msgspec.convert(body["effect"], SaveEffect)  # (its defaults left out, as a line leaves them)
             effect = msgspec.structs.replace(SAVE, action_cost=offered.action_cost)
             body["effect"] = msgspec.to_builtins(effect)
-        if offer["command"] in FREE_TEXT:
-            body[FREE_TEXT[offer["command"]]] = world.free_text
+        if offer["command"] in FREE_TEXT and FREE_TEXT[offer["command"]] != "note":
+            body[FREE_TEXT[offer["command"]]] = world.free_text  # a note: none in world A, one in world B (in_world)
         elif offer["command"] in ("apply_condition", "clear_condition"):
             body["reason"] = TOLD_TEXT
         faces, stealth = _faces(rng, choice, body)
@@ -406,6 +406,9 @@ def in_world(step: Step, world: World) -> dict[str, Any]:
     if "dice" in body:
         body["dice"] = [f - stealth if i in step.stealth else f - primary if i in step.primary else f
                         for i, f in enumerate(body["dice"])]
+    if FREE_TEXT.get(str(body["command"])) == "note" and world.free_text != WORLDS[0].free_text:
+        body["note"] = world.free_text  # the GM's note, written in one world and not the other: the log holds it or
+        # leaves the field out, and no seat may tell which (a withheld list told: found by a tester)
     return dict(body)
 
 
