@@ -91,7 +91,6 @@ from .app import (
     _fresh_id,
     _gm,
     _http_problem,
-    _info,
     _internal_problem,
     _may_give,
     _names_seen,
@@ -298,8 +297,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             return _problem(409, "conflict", "Conflict", f"the seat this Idempotency-Key made ({seat_id}) was revoked "
                             "since: POST its reissue for a new token (GET seats lists it)")
         token = seat_token(key.token, key.fight_id, seat_id, row.generation, row.kind)
-        return _seat_made(SeatMade(token=token, seat=seat_info(fights, key.fight_id, row.kind, row.name,
-                                                               row.combatants), id=seat_id))
+        return _seat_made(SeatMade(token=token, seat=seat_info(fights, key.fight_id, Seat(
+            key.fight_id, row.kind, row.name, row.combatants)), id=seat_id))
 
     @get("/fights/{fight_id:str}/seats", sync_to_thread=True, summary="The seats of a fight (GM)",
          responses=_errors(401, 403, 404),
@@ -312,9 +311,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
     @get("/fights/{fight_id:str}/seat", sync_to_thread=True, summary="This token's seat",
          responses=_errors(401, 403))
     def my_seat(request: Request[Any, Any, Any], fight_id: FromPath[str]) -> SeatInfo:
-        seat = _seat(request, fights, fight_id)[1]
-        with fights.lock(fight_id):
-            return _info(seat, physical_now(fights, fight_id, fights.fight(fight_id)))
+        return seat_info(fights, fight_id, _seat(request, fights, fight_id)[1])
 
     @get("/fights/{fight_id:str}/settings", sync_to_thread=True, summary="The table settings (GM)",
          responses=_errors(401, 403, 404))
@@ -374,7 +371,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             view = fights.view(fight_id)
             settings = fights.settings(fight_id)
             options = seat_options(view.options, sight)
-            return StateView(head=view.head, seat=_info(seat, physical_now(fights, fight_id, fight)),
+            return StateView(head=view.head, seat=seat_info(fights, fight_id, seat),
                              phase=options.phase, round=options.round,
                              turn=options.turn, dice=options.dice, waiting=options.waiting,
                              combatants=combatant_views(fight.state, sight, settings.hidden),

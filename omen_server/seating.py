@@ -29,9 +29,10 @@ from .app import (
     _check_ids,
     _errors,
     _gm,
+    _info,
     physical_now,
 )
-from .keep import SeatKind, SeatRow, new_seat_id, seat_token
+from .keep import Seat, SeatKind, SeatRow, new_seat_id, seat_token
 from .limits import MAX_SEATS
 
 __all__ = ["SeatEntry", "seat_routes", "entries", "make_seat", "link_of"]
@@ -73,17 +74,15 @@ def make_seat(fights: Fights, fight_id: str, gm_token: str, spec: NewSeat) -> Se
                                         most=MAX_SEATS):  # counted and kept atomically: racing requests count too
         raise Conflict(detail=f"this fight has {MAX_SEATS} seats, the most a fight may have")
     fights.poke(fight_id)
-    return SeatMade(token=token, seat=seat_info(fights, fight_id, spec.kind, spec.name, spec.combatants),
-                    id=seat_id)
+    made = Seat(fight_id, spec.kind, spec.name, tuple(spec.combatants))
+    return SeatMade(token=token, seat=seat_info(fights, fight_id, made), id=seat_id)
 
 
-def seat_info(fights: Fights, fight_id: str, kind: SeatKind, name: str, combatants: tuple[str, ...]) -> SeatInfo:
+def seat_info(fights: Fights, fight_id: str, seat: Seat) -> SeatInfo:
     """A seat as ``GET /seat`` says it, with its combatants whose dice are physical now (:func:`physical_now`: the
     answer to its making said none: found by a tester)."""
     with fights.lock(fight_id):
-        physical = physical_now(fights, fight_id, fights.fight(fight_id))
-    return SeatInfo(kind=kind, name=name, combatants=combatants,
-                    physical=tuple(sorted(w for w in physical if kind == "gm" or w in combatants)))
+        return _info(seat, physical_now(fights, fight_id, fights.fight(fight_id)))
 
 
 def _row(fights: Fights, fight_id: str, seat_id: str) -> SeatRow:
@@ -105,7 +104,8 @@ def reissue(fights: Fights, fight_id: str, gm_token: str, seat_id: str) -> SeatM
     fights.keep.replace_token(fight_id, seat_id, token, row.generation + 1)
     fights.forget_seats(fight_id)
     assert kind != "gm"
-    return SeatMade(token=token, seat=seat_info(fights, fight_id, kind, row.name, row.combatants), id=seat_id)
+    return SeatMade(token=token, seat=seat_info(fights, fight_id, Seat(fight_id, kind, row.name, row.combatants)),
+                    id=seat_id)
 
 
 def revoke(fights: Fights, fight_id: str, gm_token: str, seat_id: str) -> SeatEntry:
