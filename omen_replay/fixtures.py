@@ -26,7 +26,7 @@ from omen_core.store.base import not_regular
 from omen_core.walk import project
 
 from .replay import summarise
-from .scenario import load_scenario, reveal_at_end, run_scenario
+from .scenario import Scenario, load_scenario, reveal_at_end, run_scenario
 from .verify import READING, Finding, Report, finding_words, verify_lines
 
 __all__ = ["MAX_FIXTURE_BYTES", "Divergence", "FixtureResult", "fixture_dirs", "orphans", "play", "check", "record",
@@ -81,11 +81,11 @@ def orphans(root: Path) -> list[FixtureResult]:
                              for p in root.glob(pattern)}) if not (d / "scenario.toml").exists()]
 
 
-def play(directory: Path) -> tuple[list[StoredEvent], str | None]:
-    """Run a fixture's scenario under the current rules with a fixed clock, revealing a seeded fight's seed at its
-    end as ``omen run`` does (C42; a fixture keeps no secret): its events, and the error that stopped it, if its
-    script no longer fits (the events up to there are kept, to compare)."""
-    scenario = load_scenario(directory / "scenario.toml")
+def play(directory: Path, loaded: Scenario | None = None) -> tuple[list[StoredEvent], str | None]:
+    """Run a fixture's scenario (``loaded``, or read from its folder) under the current rules with a fixed clock,
+    revealing a seeded fight's seed at its end as ``omen run`` does (C42; a fixture keeps no secret): its events,
+    and the error that stopped it, if its script no longer fits (the events up to there are kept, to compare)."""
+    scenario = load_scenario(directory / "scenario.toml") if loaded is None else loaded
     store = MemoryStore()
     try:
         reveal_at_end(run_scenario(scenario, store, clock=lambda: 0, salts=FIXTURE_SALTS))  # as omen run does (C42)
@@ -145,10 +145,11 @@ def _summary_digest(summary: object) -> str:
     return hashlib.sha256(json.dumps(summary, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _broken(directory: Path, what: str, details: tuple[str, ...] = ()) -> FixtureResult:
+def _broken(directory: Path, what: str, details: tuple[str, ...] = (), remedy: str = "") -> FixtureResult:
     again = f"omen fixtures record {directory.name} --dir {directory.parent}"
+    remedy = remedy or f"record it again with `{again}` if its scenario is right"
     return FixtureResult(name=directory.name, ok=False, events=0, broken=True,
-                         problems=(f"{what}: record it again with `{again}` if its scenario is right", *details))
+                         problems=(f"{what}: {remedy}", *details))
 
 
 def _read(directory: Path, name: str) -> bytes | FixtureResult:
@@ -208,8 +209,13 @@ def check(directory: Path) -> FixtureResult:
         problems = _problems(recorded, raw, stored, report)
     except OmenError as exc:  # a log the walk cannot replay (an event the state before it does not allow)
         return _unsound(directory, report.problems, exc)
+    try:  # a scenario (or a sheet, a library it names) that cannot be read or is not valid: no check is possible
+        scenario = load_scenario(directory / "scenario.toml")
+    except BadInput as exc:
+        return _broken(directory, f"{directory / 'scenario.toml'} cannot be loaded ({exc})",
+                       remedy="mend the file the error names, then check again")
     try:
-        events, error = play(directory)
+        events, error = play(directory, scenario)
     except OmenError as exc:
         events, error = [], str(exc)
     divergence = first_divergence(recorded, events)

@@ -149,6 +149,32 @@ def test_a_fingerprint_whose_end_state_differs_names_the_field(tmp_path: Path) -
     assert any("fingerprint.json says" in p and f"the log gives {kael['hp'] + 1}" in p for p in result.problems)
 
 
+@pytest.mark.parametrize("spoil", ["syntax", "sheet"])
+def test_a_scenario_that_cannot_be_loaded_is_broken_not_a_regression(tmp_path: Path, spoil: str) -> None:
+    """A fixture whose scenario.toml is not valid TOML, or names a sheet file that is gone, could not be
+    checked at all: BROKEN, exit 2, the loader's error (file, line) and what to do (docs/fixtures.md); it was FAIL,
+    exit 1, "expected N events, got 0 events", which CI reads as the rules no longer reproducing it (a tester)."""
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    fx = tmp_path / "fx"
+    shutil.copytree(ROOT / "party-abilities", fx / "party")
+    scenario = fx / "party" / "scenario.toml"
+    text = scenario.read_text(encoding="utf-8")
+    if spoil == "syntax":
+        scenario.write_text(text + "garbage = [\n", encoding="utf-8")
+    else:
+        (fx / "party" / "sheets" / "bram.toml").unlink()
+    result = check(fx / "party")
+    assert result.broken and not result.ok and len(result.problems) == 1
+    assert result.problems[0].startswith(f"{scenario} cannot be loaded (")
+    assert result.problems[0].endswith("): mend the file the error names, then check again")
+    assert ("not valid TOML" if spoil == "syntax" else "bram.toml") in result.problems[0]
+    run = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(fx)])
+    assert run.exit_code == 2 and "BROKEN party" in run.output and "FAIL" not in run.output
+
+
 def test_a_recording_without_its_scenario_is_broken(tmp_path: Path) -> None:
     """A fixture directory that lost its scenario.toml is reported broken (exit 2), not skipped unseen, saying what
     to do (docs/fixtures.md: each broken fixture says what and how; it cannot be recorded again without its
