@@ -267,6 +267,25 @@ def test_the_seed_is_offered_at_the_end_and_mid_fight_only_behind_a_confirmation
     assert 'data-command="reveal_seed"' not in fragment(table, table.gm, "manual")
 
 
+def test_a_saves_effect_editor_opens_with_nothing_done_on_either_branch(table: Any) -> None:
+    """C15, C25: the GM's save form writes no damage the GM did not write: its effect editor opens with no name,
+    0 dice and 0 flat damage and no condition on both branches (it opened as a cinder flask dealing 1d6 + 1 fire
+    on a failure, and a GM who picked a saver and a condition dealt that damage unawares: a tester)."""
+    table.create()
+    table.command({"command": "roll_initiative", "dice": [6, 1]})
+    text = fragment(table, table.gm)
+    editor = text[text.index('<fieldset class="effect-editor"'):]
+    editor = editor[:editor.index("</fieldset>")]
+    assert re.search(r'data-effect-field="name" type="text" value=""', editor)
+    for branch in ("on_failure", "on_success"):
+        assert re.search(rf'id="[^"]*-{branch}-count" data-part="count" type="number" min="0" max="20" value="0"',
+                         editor)
+        assert re.search(rf'id="[^"]*-{branch}-flat" data-part="flat" type="number" value="0"', editor)
+        cond = editor[editor.index(f"-{branch}-cond"):]
+        assert cond.index('<option value="">none</option>') < cond.index("</select>")
+        assert "selected" not in cond[:cond.index("</select>")]
+
+
 def test_the_dice_to_type_are_labelled_with_the_rollers_names(table: Any) -> None:
     """C29: in a manual fight the GM's page asks for each die of an attack by its roller's name as the table calls
     it ("Kael Arden's hit", "Vesh the Cinder-Hand's base defense"), not by the combatant's id."""
