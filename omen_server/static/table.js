@@ -65,6 +65,22 @@
     return `Not sent: ${label} ${plain(body.detail || "")}.`;
   }
 
+  // A refusal's detail as the page speaks: each combatant the engine quotes by id ('vesh') by the name its chip
+  // shows (a hidden one, which has no chip here, stays as the server wrote it), and the rule said once, at the end
+  // (the engine's words open with it: "[C20] 'vesh' has no Action left ... (C20)").
+  function inWords(body) {
+    const names = {};
+    for (const chip of $$(".chip[data-id]")) {
+      const name = $(".chip-name strong", chip);
+      if (name) names[chip.dataset.id] = name.textContent;
+    }
+    let detail = String(body.detail || "").replace(/'([^'\s]+)'/g, (quoted, id) => names[id] || quoted);
+    const rule = body.rule ? String(body.rule) : "";
+    if (rule && detail.startsWith(`[${rule}] `)) detail = detail.slice(rule.length + 3);
+    const said = rule && new RegExp(`\\(${rule.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\)$`).test(detail);
+    return `${detail}${rule && !said ? ` (${rule})` : ""}`;
+  }
+
   async function problemText(answer, form = null) {
     try {
       const body = await answer.json();
@@ -85,7 +101,7 @@
         return `Not sent: more faces than this seat's dice: ${detail}`;
       }
       const needed = body.needed && body.needed.length ? ` Dice to roll: ${body.needed.join("; ")}.` : "";
-      return `${body.title || answer.status}: ${body.detail || ""}${body.rule ? ` (${body.rule})` : ""}${needed}`;
+      return `${body.title || answer.status}: ${inWords(body)}${needed}`;
     } catch (_) {
       return `the server answered ${answer.status}`;
     }

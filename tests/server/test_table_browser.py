@@ -969,7 +969,28 @@ def test_a_save_ends_condition_is_applied_by_whom_the_gm_chose(tmp_path: Path) -
                 gm.select_option("#o-apply_condition-gm-by", label="Brin Hollowmere")
                 form.locator("button[type=submit]").click()
                 expect(gm.locator(".chip[data-id=vesh] .cond[data-condition=Poisoned]")).to_have_count(1)
-                assert watch.errors == [] and watch.outside == [], (watch.errors, watch.outside)
+
+                # A refusal is said in the page's words: the combatant by its name, the rule once (C20: a second
+                # save costing 1 Action in one turn read "[C20] 'vesh' has no Action left this turn for Cinder
+                # breath (C20)": a tester).
+                gm.locator("form[data-command=roll_initiative] button[type=submit]").click()
+                expect(gm.locator(".table-panel")).to_have_attribute("data-round", "1")
+                actor = str(gm.locator(".table-panel").get_attribute("data-turn"))
+                names = {"kael": "Kael Arden", "brin": "Brin Hollowmere", "vesh": "Vesh the Cinder-Hand"}
+                gm.locator("#turn-more summary").click()
+                for attempt in range(2):
+                    save = gm.locator(f"form.command[data-command=call_save][id$='-call_save-{actor}']")
+                    save.locator("[data-effect-field=name]").fill("Cinder breath")
+                    head = head_of(gm)
+                    save.locator("button[type=submit]").click()
+                    if attempt == 0:  # the save resolves (no damage, no condition written: nothing done)
+                        expect(gm.locator(".table-panel")).not_to_have_attribute("data-head", head)
+                expect(save.locator(".form-error")).to_have_text(
+                    f"A rule refuses this command: {names[actor]} has no Action left this turn for Cinder breath "
+                    "(C20)")
+                assert head_of(gm) == head
+                refused = "the server responded with a status of 422"  # the browser's console line for the refusal
+                assert [e for e in watch.errors if refused not in e] == [] and watch.outside == [], watch.errors
             finally:
                 browser.close()
         status, events = server.call("GET", "/fights/poison/events", token=made["gm_token"])
