@@ -536,6 +536,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         if kind == "hit_determined" and isinstance((e.get("attack") or {}).get("primary_dice"), (list, tuple)):
             primaries[action] = len(e["attack"]["primary_dice"])
         healing.see(kind, e, action, sides.get(action))
+        if healing.flat and text:  # a heal's flat amount, where the seat sees the sheet that writes it (C37)
+            total = sum(d.get("face", 0) for d in e.get("dice") or () if isinstance(d, dict)) + healing.flat
+            text = f"{text} + {healing.flat} flat = {total}"
         if kind == "dice_rolled" and e.get("purpose") == "damage":
             rolled[action] = _dice_said(e.get("dice"))
         if kind == "damage_resolved" and text and action in rolled and _own_dice(e):
@@ -662,6 +665,11 @@ def _tell_reactions(cards: list[StoryCard]) -> None:
 #: The dice of a heal the seat knows by its roll alone (it does not see the sheet that writes it): any roll.
 _ANY_DICE = (0, 0)
 
+#: A heal an ability writes, as a seat knows it: to whom (None: not known here), the count and sides of its dice
+#: (None: a flat amount alone; :data:`_ANY_DICE`: known by its roll alone), the save's branch it is written in, and
+#: its flat amount (None: the seat does not see the sheet that writes it).
+_AHeal = tuple[str | None, tuple[int, int] | None, str | None, int | None]
+
 
 class _Healing:
     """The heals of the abilities an action uses or answers with (C37, C38), as one seat sees them, to say each
@@ -674,14 +682,16 @@ class _Healing:
     def __init__(self) -> None:
         self.sheet_hp: dict[str, int] = {}  # the sheets' HP the seat sees (its own combatants', all to the GM)
         self.written: dict[tuple[str, str], Any] = {}  # the abilities' effects of the sheets the seat sees
-        self.heals: dict[Any, list[tuple[str | None, tuple[int, int] | None, str | None]]] = {}  # an action's heals
+        self.heals: dict[Any, list[_AHeal]] = {}  # an action's heals
         # not yet met: (to whom, (count, sides) of its dice or None, the save's branch it is written in)
         self.waiting: dict[Any, str | None] = {}  # an action's heal just rolled: to whom (restored in the next event)
         self.none: list[tuple[Any, str | None]] = []  # (action, to whom): the heals seen to restore nothing
         self.last: dict[Any, str] = {}  # an action's last event seen
+        self.flat: int | None = None  # the flat amount of the heal whose dice were the last event seen, if known
 
     def see(self, kind: str, e: dict[str, Any], action: Any, parties: tuple[str, str] | None) -> None:
         """Follow one event the seat sees (``parties``: its action's attacker and target, or saver and caller)."""
+        self.flat = None
         if kind == "combatant_joined":
             self._joined(e.get("sheet"))
         if action is None:
@@ -734,9 +744,10 @@ class _Healing:
         effects = self.written.get((who, str(ability)))
         target = str(target) if isinstance(target, str) else None
         if effects is None:
-            self.heals.setdefault(action, []).append((None if answered or target != who else who, _ANY_DICE, None))
+            self.heals.setdefault(action, []).append((None if answered or target != who else who, _ANY_DICE, None,
+                                                      None))
             return
-        found: list[tuple[str | None, tuple[int, int] | None, str | None]] = []
+        found: list[_AHeal] = []
         _heals_in(effects, who, target, None, found)
         self.heals.setdefault(action, []).extend(found)
 
@@ -747,6 +758,7 @@ class _Healing:
         found = next((h for h in heals if h[1] is not None and (size is None or h[1] in (size, _ANY_DICE))), None)
         if found is not None and found[1] != _ANY_DICE:
             heals.remove(found)
+        self.flat = None if found is None else found[3]
         self.waiting[action] = None if found is None else found[0]
 
     def _gain(self, kind: str, e: dict[str, Any], action: Any, whom: str | None) -> bool:
@@ -760,7 +772,7 @@ class _Healing:
 
 
 def _heals_in(value: Any, who: str, target: str | None, branch: str | None,
-              found: list[tuple[str | None, tuple[int, int] | None, str | None]]) -> None:
+              found: list[_AHeal]) -> None:
     """The heals an ability's effects write, in written order, as a sheet's JSON holds them (its defaults left
     out: ``to`` the target, a die's ``count`` 1): to whom (``to = "actor"``: ``who``; else ``target``), the count
     and sides of its dice (None: a flat amount alone) and the save's branch it is written in."""
@@ -768,7 +780,9 @@ def _heals_in(value: Any, who: str, target: str | None, branch: str | None,
         dice = value.get("dice")
         size = (int(dice.get("count", 1)), int(str(dice.get("die", "d0"))[1:] or 0)) if isinstance(dice, dict) \
             else None
-        found.append((who if value.get("to") == "actor" else target, size, branch))
+        flat = value.get("flat", 0)
+        found.append((who if value.get("to") == "actor" else target, size, branch, flat if isinstance(flat, int)
+                      else None))
     elif isinstance(value, dict):
         for key, inner in value.items():
             _heals_in(inner, who, target, key if key in ("on_success", "on_failure") else branch, found)

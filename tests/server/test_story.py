@@ -108,7 +108,8 @@ def test_a_heal_that_restores_nothing_says_whom_and_the_hp_line() -> None:
     fight = new_fight(having(sheet("ana"), "healing_word"), sheet("orc", side="raiders"), faces=[3])
     fight.execute(UseAbility(who="ana", ability="healing_word", target="ana"))
     said = "Ana's HP 20 \u2192 20: at the sheet's HP already, the heal restores none"
-    assert cards_for(fight, Sight(kind="gm"))[-1] == ("Ana uses Healing Word", ["Ana's healing: 3 (d6)", said])
+    assert cards_for(fight, Sight(kind="gm"))[-1] == ("Ana uses Healing Word",
+                                                      ["Ana's healing: 3 (d6) + 1 flat = 4", said])
     assert cards_for(fight, Sight(kind="player", own=frozenset({"ana"})))[-1][1][-1] == said
     assert cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1] == [
         "Ana's HP: at the sheet's HP already, the heal restores none"]
@@ -182,6 +183,20 @@ class TestAHealThatRestoresNothing:
             assert cards_for(fight, sight)[-1][1][-1] == self.NONE
         assert cards_for(fight, self.ORC)[-1][1][-1] == \
             "the heal restores none: the one it heals is at the sheet's HP already"
+
+
+def test_a_rolled_heals_flat_amount_is_said_with_its_die_where_the_seat_sees_the_sheet() -> None:
+    """C37: Ana pays 4 HP (20 -> 16) and Drain heals her 1d4 + 1: her roll of 3 and the flat 1 make 4, and her
+    card says so, "Ana's healing: 3 (d4) + 1 flat = 4", before "Ana's HP: 16 -> 20", to the GM and to her player (it
+    said "3 (d4)" and then 4 HP more, the +1 nowhere: a tester); the orc's player, who does not see her sheet, is
+    told of no flat amount."""
+    fight = _drain('{ kind = "heal", to = "actor", flat = 1, dice = { count = 1, die = "d4" } }', cost=4)
+    for sight in (TestAHealThatRestoresNothing.GM, TestAHealThatRestoresNothing.ANA):
+        lines = cards_for(fight, sight)[-1][1]
+        said = lines.index("Ana's healing: 3 (d4) + 1 flat = 4")
+        assert lines[said + 1] == "Ana's HP: 16 \u2192 20", lines
+    orc = cards_for(fight, TestAHealThatRestoresNothing.ORC)[-1][1]
+    assert not any("flat" in line for line in orc), orc
 
 
 def test_an_abilitys_answer_is_said_by_the_abilitys_name_where_the_seat_sees_it() -> None:
