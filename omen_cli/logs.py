@@ -236,7 +236,7 @@ def explain_cmd(
         check = {True: " [green]seed confirms[/]", False: " [red]seed DISAGREES[/]", None: ""}[die.seed_confirms]
         history = f" ({escape(die.history())})" if die.history() else ""
         out.print(f"  die: roll at seq {die.seq} ({die.purpose}) by {die.roller}: {die.pool} "
-                  f"d{die.sides} = {die.face}{history} [{escape(die.source)}]{check}")
+                  f"d{die.sides} = {die.face}{history} {escape(f'[{die.source}]')}{check}")
     for part in found.parts:
         out.print(f"  [bold]{escape(part.name)}[/] = {part.total}  [dim]({escape(part.rule)})[/]")
         for term in part.terms:

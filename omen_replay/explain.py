@@ -1072,7 +1072,7 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
         case CostPaid(who=who, resource=resource, amount=amount, purpose=purpose):
             if own is not None and who == own[0] and resource in own[1]:
                 return None
-            return f"{who} pays {amount_of(resource, amount)} for {_paid_for(purpose)}"
+            return f"{who} pays {amount_of(resource, amount)} for {_paid_for(purpose, resource)}"
         case ActiveDefenseWindowSkipped(defender=defender, reason=reason):
             return f"no Active Defense window for {defender} (C8): {reason}"
         case ActiveDefenseWindowOpened(defender=defender, eligible=eligible):
@@ -1081,8 +1081,10 @@ def _also_told(event: Event, own: tuple[str, tuple[str, ...]] | None = None, seq
                                                                          "may only decline")
         case ActiveDefenseDeclined(defender=defender):
             return f"{defender} declines the Active Defense (C8)"
-        case ConditionApplied(who=who, condition=condition, stacks=stacks):
-            return f"{who} is {condition} ({stacks} stack{'s' if stacks != 1 else ''}, C28)"
+        case ConditionApplied(who=who, condition=condition, stacks=stacks, until=until, of=of):
+            lasts = (f", until the {'start' if until == 'start_of_next_turn' else 'end'} of {of}'s next turn (C40)"
+                     if until is not None and of is not None else "")
+            return f"{who} is {condition} ({stacks} stack{'s' if stacks != 1 else ''}, C28){lasts}"
         case ConditionCleared(who=who, condition=condition, reason=reason):
             return f"{who} is no longer {condition} ({reason})"
     return None
@@ -1109,22 +1111,27 @@ def _owed(state: FightState, who: str, ability_id: str) -> str:
 
 
 #: What a cost the engine records was paid for (:class:`omen_core.events.CostPaid`'s ``purpose``) in words, and the
-#: rule that sets it; any other purpose (an ability's name, a decision's title) is said as recorded, under C20, C22
-#: and C41 (an Action, Bonus Actions, an extension's cost).
+#: rule that sets it; any other purpose (an ability's name, a decision's title) is said as recorded, under C37 (what
+#: an ability costs) and the rule of the resource paid (:data:`_LEDGER`).
 _PURPOSES = {"Catch": ("the Catch", "C22"), "interrupt": ("the Interrupt", "C22, C24"),
              "attack of opportunity": ("the Attack of Opportunity", "C22, C23"), "attack": ("the attack", "C20"),
              "movement": ("the movement", "C20")}
 
 
-def _paid_for(purpose: str) -> str:
+#: The rule that says what a turn holds of each resource a cost may take (C20: an Action, a Movement Action, Bonus
+#: Actions); HP and Will are C3's, and an ability's cost of them C37's alone (HP never down to 0, C36).
+_LEDGER = {"action": "C20, ", "movement_action": "C20, ", "bonus_action": "C20, ", "hp": "C36, ", "will": ""}
+
+
+def _paid_for(purpose: str, resource: str = "") -> str:
     """What a cost paid for, in words, with its rule: ``the Active Defense (dodge) (C8, C22)``, ``the Catch
-    (C22)``."""
+    (C22)``, ``Second Try (use) (C37)`` (an ability's Will), ``Healing Word (C20, C37)`` (its Bonus Action)."""
     if purpose in _PURPOSES:
         said, rule = _PURPOSES[purpose]
         return f"{said} ({rule})"
     if purpose.startswith("Active Defense"):
         return f"the {purpose} (C8, C22)"
-    return f"{purpose} (C20, C22, C41)"
+    return f"{purpose} ({_LEDGER.get(resource, '')}C37)"
 
 
 def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> Explanation:

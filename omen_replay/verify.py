@@ -1093,6 +1093,14 @@ def _tag(event: Event) -> str:
     return str(type(event).__struct_config__.tag)
 
 
+def _rule_of(event: Event) -> str:
+    """The rule an event's numbers come from (:data:`_RULES`), for a finding of the re-decision: HP or Will that
+    goes up is a heal or a restoring effect (C3, C37), not damage's mitigation (C13)."""
+    if isinstance(event, ResourceChanged) and event.after > event.before:
+        return "C3, C37"
+    return _RULES.get(_tag(event), "re-decision")
+
+
 def _differences(records: list[StoredEvent], produced: list[Event]) -> Iterator[Finding]:
     """Where a batch differs from what the rules produce for its command: the first differing event, and any
     event missing or extra."""
@@ -1103,7 +1111,7 @@ def _differences(records: list[StoredEvent], produced: list[Event]) -> Iterator[
         wanted = _EVENT_JSON.encode(want)
         if have != wanted:
             tag, found = _tag(want), _tag(rec.event)
-            rule = _RULES.get(tag if found == tag else found, "re-decision")
+            rule = _rule_of(want if found == tag else rec.event)
             yield Finding(seq=rec.seq, rule=rule,
                           what=f"the rules give a different {tag} here than the log records"
                                if found == tag else f"the rules give {tag} here where the log has {found}",
@@ -1111,13 +1119,13 @@ def _differences(records: list[StoredEvent], produced: list[Event]) -> Iterator[
             return
     if len(records) > len(produced):
         extra = records[len(produced)]
-        yield Finding(seq=extra.seq, rule=_RULES.get(_tag(extra.event), "re-decision"),
+        yield Finding(seq=extra.seq, rule=_rule_of(extra.event),
                       what=f"the rules would not produce this {_tag(extra.event)} (nor the "
                            f"{len(records) - len(produced) - 1} event(s) after it in this command)",
                       found=_tag(extra.event))
     elif len(produced) > len(records):
         missing = produced[len(records)]
-        yield Finding(seq=records[-1].seq, rule=_RULES.get(_tag(missing), "re-decision"),
+        yield Finding(seq=records[-1].seq, rule=_rule_of(missing),
                       what=f"the command's events stop short: the rules go on with {_tag(missing)} "
                            f"({len(produced) - len(records)} event(s) missing after this one)",
                       expected=_tag(missing), found="nothing (the batch ends here)")

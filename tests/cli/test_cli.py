@@ -597,3 +597,15 @@ def test_omen_run_reveals_the_seed_at_the_end_of_a_fight_unless_kept(tmp_path: P
     assert ("00112233445566778899aabbccddeeff" in log.read_text()) is not keep
     verified = " ".join(omen("verify", str(log)).output.split())
     assert ("2 seeded dice not checked" if keep else "2 seeded dice all match the revealed seed") in verified
+
+
+def test_explain_says_each_dies_source_in_brackets() -> None:
+    """docs/explain.md "Dice": each die's line ends in its source, ``[scripted]`` in a scripted fixture and
+    ``[seeded] seed confirms`` once the seed is out (the brackets were read as markup and the source lost,
+    leaving a trailing space: a tester)."""
+    scripted = omen("explain", str(ROOT / "fixtures" / "duel-interrupt-pass-dodge-miss" / "fight.jsonl"), "22")
+    seeded = omen("explain", str(ROOT / "fixtures" / "ember-ford" / "fight.jsonl"), "93")
+    assert scripted.exit_code == 0 and seeded.exit_code == 0, (scripted.output, seeded.output)
+    lines = [line for line in scripted.output.splitlines() if line.lstrip().startswith("die:")]
+    assert lines and all(line.endswith(" [scripted]") for line in lines), lines
+    assert "  die: roll at seq 109 (hit) by vesh: primary d8 = 7 [seeded] seed confirms" in seeded.output.splitlines()

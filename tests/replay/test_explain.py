@@ -151,6 +151,21 @@ class TestOtherEvents:
         assert found.kind == "save" and found.seq == called and [p.total for p in found.parts] == [5, 5]
         assert "saved" in found.verdicts[0] and "C15" in found.verdicts[0]
 
+    def test_a_saves_condition_says_how_long_it_lasts(self) -> None:
+        """C40: bo fails ash's hex (AGI 1 + 1 = 2 against INT 4 + 2 = 6) and is Fatigued until the end of bo's next
+        turn: the explanation says so, as narration does (it said "bo is Fatigued (1 stack, C28)" alone: a
+        tester)."""
+        from omen_core.content import ApplyCondition
+
+        fight = new_fight(sheet("ash", INT=(8, 2)), sheet("bo", side="b", AGI=(6, 1)), faces=[1, 4])
+        hex_ = SaveEffect(name="hex", save="AGI", against="INT", on_failure=(
+            ApplyCondition(condition="Fatigued", until="end_of_next_turn", of="target"),))
+        fight.call_save("ash", "bo", hex_)
+        called = next(e.seq for e in fight.events if e.event.__class__.__name__ == "SaveCalled")
+        found = explain(fight.events, called)
+        assert "bo is Fatigued (1 stack, C28), until the end of bo's next turn (C40)" in found.verdicts, \
+            found.verdicts
+
     def test_check(self) -> None:
         """A static check shows the roll primitive and the C16 outcome."""
         from omen_core import CheckSpec
@@ -459,7 +474,7 @@ def test_an_ability_used_on_ones_turn_is_explained_from_any_of_its_events() -> N
     for seq in range(used.seq, fight.version + 1):
         told = explain_records(fight.events, seq)
         assert told.kind == "ability" and told.seq == used.seq and "Healing Word on bram" in told.title
-        assert told.verdicts == ("ana pays 1 Bonus Action for Healing Word (C20, C22, C41)", "bram's HP 14 -> 18",
+        assert told.verdicts == ("ana pays 1 Bonus Action for Healing Word (C20, C37)", "bram's HP 14 -> 18",
                                  "Healing Word's healing (4) restores 4 HP to bram")
         assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
         assert [(p.name, p.total, [(t.label, t.value) for t in p.terms]) for p in told.parts] == [
@@ -481,7 +496,7 @@ def test_a_heal_on_one_at_full_hp_says_it_restores_nothing() -> None:
     fight = new_fight(sheet("orc", side="raiders"), ana, sheet("bram"), faces=[3])
     fight.execute(UseAbility(who="ana", ability="healing_word", target="bram"))
     told = explain_records(fight.events, fight.version)
-    assert told.verdicts == ("ana pays 1 Bonus Action for Healing Word (C20, C22, C41)",
+    assert told.verdicts == ("ana pays 1 Bonus Action for Healing Word (C20, C37)",
                              "Healing Word's healing (4) restores 0 HP: bram is at its sheet's HP already "
                              "(healing never goes above it)")
     assert [(p.name, p.total) for p in told.parts] == [("Healing Word's healing", 4)]
@@ -527,7 +542,7 @@ def test_a_moment_of_the_round_is_explained_with_its_answers() -> None:
     told = explain(fight.events, reached.seq)
     assert told.kind == "ability" and "the start of ana's turn, a moment abilities answer (C38)" in told.title
     assert told.verdicts == ("ana answers regeneration: use (Regeneration, C37)",
-                             "ana pays 1 Will for Regeneration (use) (C20, C22, C41)", "ana's HP 15 -> 18",
+                             "ana pays 1 Will for Regeneration (use) (C37)", "ana's HP 15 -> 18",
                              "Regeneration's healing (3) restores 3 HP to ana")
     assert [(d.purpose, d.face) for d in told.dice] == [("healing", 3)]
     assert [(p.name, p.total, [(t.label, t.value) for t in p.terms]) for p in told.parts] == [

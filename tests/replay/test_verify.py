@@ -661,6 +661,21 @@ class TestReDecision:
         assert "lifecycle" not in integrity(report)
 
 
+    def test_a_changed_heal_cites_the_rules_of_a_heal_not_of_mitigation(self) -> None:
+        """Drain's flat 2 heals Ana from 18 to 20 (C37); the log re-sealed with 21 instead is a finding of the
+        re-decision citing C3 and C37, the heal's rules (it cited C3, C13, damage's mitigation order: a tester)."""
+        from tests.server.test_story import _drain
+
+        log = _drain('{ kind = "heal", to = "actor", flat = 2 }', cost=2).events
+        i = next(n for n, r in enumerate(log) if isinstance(r.event, ResourceChanged)
+                 and r.event.after > r.event.before)
+        healed = log[i].as_(ResourceChanged)
+        assert (healed.before, healed.after) == (18, 20)
+        report = self.forged([*log[:i], msgspec.structs.replace(log[i], event=msgspec.structs.replace(
+            healed, after=21)), *log[i + 1:]])
+        assert [f.rule for f in redecided_at(report, log[i].seq)] == ["C3, C37"]
+
+
 class TestWitnessedHeads:
     """Issue #10, item 5 (b): a log checked against (seq, hash) heads seen earlier."""
 
