@@ -652,6 +652,7 @@ def _tell_reactions(cards: list[StoryCard]) -> None:
     after the line of its window, in the order it came: the action's card went from the window to its own hit, and
     read newest first the reaction's own card stood above it, as if it came after (a tester). The reaction keeps its
     own card, with its dice and lines; a cancelled action's card tells it already (:func:`_cancelled`)."""
+    told: dict[int, set[str]] = {}  # the reaction lines told so far in each action's card (by the card's id)
     for reaction in cards:
         action = reaction.answered
         if action is None or not reaction.verdict or any(reaction.headline in line for line in action.lines):
@@ -659,7 +660,12 @@ def _tell_reactions(cards: list[StoryCard]) -> None:
         windows = [i for i, line in enumerate(action.lines) if _WINDOW_LINE.search(line)]
         earlier = sum(1 for other in cards if other.answered is action and other.verdict and other.seq < reaction.seq)
         at = windows[min(earlier, len(windows) - 1)] + 1 if windows else 0  # the n-th reaction: the n-th window
-        action.lines.insert(at, _reaction_line(reaction))
+        said = told.setdefault(id(action), set())
+        while at < len(action.lines) and action.lines[at] in said:  # after those told at that window before it
+            at += 1  # (two Interrupts answering one window read in the wrong order: a tester)
+        line = _reaction_line(reaction)
+        action.lines.insert(at, line)
+        said.add(line)
 
 
 #: The dice of a heal the seat knows by its roll alone (it does not see the sheet that writes it): any roll.

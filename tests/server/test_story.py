@@ -375,6 +375,27 @@ def test_a_cancelled_actions_card_says_the_answer_used_during_the_interrupt() ->
     assert lines[-1] == "the action is cancelled: Kael's Interrupt hit (C24); its Action is still spent"
 
 
+def test_two_interrupts_at_one_window_are_told_in_the_order_they_came() -> None:
+    """C24: Vesh attacks Kael; Kael, then Brin answer the one Interrupt window, each missing (2 against 6): the
+    attack's card tells Kael's Interrupt (#28) before Brin's (#36), right after the window (it told Brin's
+    first: a tester)."""
+    from omen_core import ManualDice
+
+    fight = Fight.start(MemoryStore(), "two", dice=ManualDice(), clock=lambda: 0, combatants=[
+        sheet("kael", AGI=(20, 0)), sheet("brin", AGI=(20, 0)), sheet("vesh", side="raiders")])
+    fight.roll_initiative(dice=[20, 19, 1])
+    for who in ("kael", "brin"):
+        fight.engage(who, "vesh")
+        fight.end_turn(who)
+    fight.attack("vesh", "kael", unarmed=True)
+    fight.react("kael", unarmed=True, dice=[1, 1, 6])
+    fight.react("brin", unarmed=True, dice=[1, 1, 6, 1, 1, 6])
+    (lines,) = [said for headline, said in cards_for(fight, Sight(kind="gm")) if headline == "Vesh attacks Kael"]
+    window = lines.index("Interrupt window for Brin, Kael")
+    assert lines[window + 1:window + 3] == ["MISS: Interrupt: Kael attacks Vesh (#28)",
+                                            "MISS: Interrupt: Brin attacks Vesh (#36)"], lines
+
+
 def test_a_conditions_dice_lines_say_whose_and_for_which_condition() -> None:
     """C40: Burning ticks on Kael as his turn starts (1d4 = 3) and Poisoned's save-ends save comes as it ends (Kael's
     RES 6 against Vesh's INT 1): the dice lines read "Kael's Burning damage: 3 (d4)" (it read "Kael's damage", as if
