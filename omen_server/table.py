@@ -41,7 +41,7 @@ from omen_core.commands import Command
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.decisions import deferred_words
 from omen_core.dice import purpose_words
-from omen_core.events import DecisionOpened, SeedRevealed, StoredEvent
+from omen_core.events import DecisionOpened, SaveCalled, SeedRevealed, StoredEvent
 from omen_core.extensions import ATTACK_OPTION_FIELDS, routes, turn_actions
 from omen_core.hooks import HOOK_POINTS
 from omen_core.options import Choice, DiceRoll, Offer, Options, Waiting
@@ -1053,13 +1053,27 @@ def _then_said(waiting: Waiting | None, state: FightState, sight: Sight) -> Wait
     return msgspec.structs.replace(waiting, resumes=_DAMAGE_THEN)
 
 
-def _staged_for(staged: StagedView | None, names: Mapping[str, str]) -> str:
+def _saver(staged: StagedView, state: FightState) -> str | None:
+    """Who makes the save a staged command's dice belong to, where it can be told: the saver a ``call_save`` names,
+    the save in progress, or the first of two save dice (C29: the saver's die first, then the one opposing it)."""
+    if staged.command.get("command") == "call_save" and isinstance(staged.command.get("saver"), str):
+        return str(staged.command["saver"])
+    frame = state.pending
+    if frame is not None and isinstance(frame.declaration, SaveCalled):
+        return frame.declaration.saver
+    saves = [r.roller for r in staged.rolls if r.purpose == "save" and not r.about]
+    return saves[0] if len(saves) > 1 else None
+
+
+def _staged_for(staged: StagedView | None, names: Mapping[str, str], state: FightState | None = None) -> str:
     """What the dice a staged command waits for are (a pass lets the action it answers go on: its dice, "Ana Thorne's
     hit", or the passer's own base defense against it; a turn's end, a condition's: "Brin Hollowmere's Burning
-    damage"): each roller's name and the roll's purpose, in C29 order; "" for a command that rolls its actor's own
-    dice alone for its own sake (a Dodge's die, an attack's hit)."""
+    damage"; a die opposing a save, the saver's: "Vesh the Cinder-Hand's die against Kael Arden's save"): each
+    roller's name and the roll's purpose, in C29 order; "" for a command that rolls its actor's own dice alone for
+    its own sake (a Dodge's die, an attack's hit)."""
     if staged is None or not staged.rolls:
         return ""
+    saver = _saver(staged, state) if state is not None else None
     command = str(staged.command.get("command", ""))
     actor = staged.command.get(PLAYER_COMMANDS.get(command, "who"))
     own = all(r.roller == actor for r in staged.rolls)
@@ -1067,9 +1081,16 @@ def _staged_for(staged: StagedView | None, names: Mapping[str, str]) -> str:
         own = False  # the defense turned an Interrupt, and the action it answered goes on with the defender's dice:
     if own and command != "answer_active_defense" and any(r.purpose == "base_defense" for r in staged.rolls):
         own = False  # a reactor's own base defense: the action it answered goes on against it ("React by Sly"):
-    if command != "pass_reaction" and own and not any(r.about for r in staged.rolls):  # said as what they are
-        return ""  # ("Brin Hollowmere's hit", not the defense's; a tick's die, not "End turn": testers)
-    said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {purpose_words(r.purpose, r.about)}"
+    opposing = saver is not None and any(r.purpose == "save" and not r.about and r.roller != saver
+                                         for r in staged.rolls)
+    if command != "pass_reaction" and own and not opposing and not any(r.about for r in staged.rolls):
+        return ""  # said as what they are ("Brin Hollowmere's hit", not the defense's; a tick's die, not "End turn")
+
+    def words(roller: str, purpose: str, about: str | None) -> str:
+        if purpose == "save" and not about and saver is not None and roller != saver:  # (it read "Vesh's save",
+            return f"die against {names.get(saver, 'someone')}'s save"  # as if Vesh saved: a tester)
+        return purpose_words(purpose, about)
+    said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {words(r.roller, r.purpose, r.about)}"
                          for r in staged.rolls)
     return ", ".join(said)
 
@@ -1155,7 +1176,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             staged_actor=_staged_actor(view.staged, names),
             staged_answer=staged_answer,
             staged_cost=_staged_cost(view.staged, staged_answer, options.waiting, state),
-            staged_for=_staged_for(view.staged, names),
+            staged_for=_staged_for(view.staged, names, state),
             staged_tie=tie,
             tie_rolled=tie_rolled,
             seats=entries(fights, fight_id, token) if sight.gm and token else [],

@@ -1938,6 +1938,25 @@ def test_a_roll_box_after_a_defense_turns_an_interrupt_says_the_attacks_dice(tab
     assert _said(fragment(table, bob), '<h2 id="roll-h"', "</h2>") == "Roll your dice: Brin Hollowmere's hit"
 
 
+def test_a_roll_box_for_the_die_opposing_a_save_names_the_saver(table: Any) -> None:
+    """C15, C29: the GM calls for Kael's (Alice's) save against Vesh's hex in a manual fight: Alice's box asks for
+    Kael's save die, then the GM's for Vesh's, said as "Vesh the Cinder-Hand's die against Kael Arden's save" (it
+    read "Vesh the Cinder-Hand's save", as if Vesh saved: a tester)."""
+    table.create(dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    assert table.command({"command": "roll_initiative", "dice": [1, 8]}).status_code == 201  # Vesh first
+    effect = {"name": "hex", "save": "AGI", "against": "INT", "action_cost": 1}
+    staged = table.command({"command": "call_save", "caller": "vesh", "saver": "kael", "effect": effect},
+                           stage=True)
+    assert staged.status_code == 202, staged.text
+    assert _said(fragment(table, alice), '<h2 id="roll-h"', "</h2>") == "Roll your dice: Kael Arden's save"
+    given = table.client.post("/fights/duel/staged", headers=table.auth(alice), json={"id": staged.json()["id"],
+                                                                                      "dice": [3]})
+    assert given.status_code == 202, given.text
+    assert _said(fragment(table, table.gm), '<h2 id="roll-h"', "</h2>") == \
+        "Roll your dice: Vesh the Cinder-Hand's die against Kael Arden's save"
+
+
 def test_the_round_end_abilities_answer_is_no_ones_turn(table: Any) -> None:
     """C38 "round end": Kael's Vigil answers the end of round 1; while it waits, the fight bar and the title say
     the round's end, not "someone's turn" (which reads as a hidden combatant's turn: found by a tester), to the GM
