@@ -480,6 +480,10 @@ def _condition_target(ability: Ability) -> Callable[[FightState, Frame, str], st
     return target
 
 
+#: A triggered ability's gates, in the engine's order: each the reason it holds the ability back, or None.
+Checks = tuple[Callable[[], str | None], ...]
+
+
 def _triggered(ability: Ability) -> Extension:
     """A triggered ability's rows: its decision point, and the terms and damage dice its uses add to the attack."""
     trigger = ability.trigger
@@ -487,36 +491,65 @@ def _triggered(ability: Ability) -> Extension:
     source = ability.name
 
     def responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
-        named = _named(state, frame, moment)
-        return named if not _restores_only(ability) else tuple(w for w in named
-                                                               if _would_change(state, ability, frame, w))
+        return tuple(who for who, why in judged(state, frame, moment) if why is None)
 
-    def _named(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
+    def passed_over(state: FightState, frame: Frame, moment: Moment) -> tuple[tuple[str, str], ...]:
+        return tuple((who, why) for who, why in judged(state, frame, moment) if why is not None)
+
+    def judged(state: FightState, frame: Frame, moment: Moment) -> tuple[tuple[str, str | None], ...]:
+        """Each holder the trigger names at this moment, and why the ability's decision point is not offered to it
+        (None: it is, as far as the ability goes; the window judges its means to act and pay, C10, C36, C38)."""
         decl = frame.declaration
         have = set(holders(state, ability))
         if trigger.moment == "condition.applied":  # whom the conditions the action applied name (C38)
-            named = tuple(state.combatants) if frame.applied else ()
-            return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
-                         and _afflicted_for(state, ability, frame, who) is not None
-                         and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
-        if isinstance(decl, MomentReached) and decl.moment == "check.resolved":  # each side of the check (C16)
+            named = tuple(who for who in state.combatants if frame.applied and who in have
+                          and _afflicted_for(state, ability, frame, who) is not None)
+        elif isinstance(decl, MomentReached) and decl.moment == "check.resolved":  # each side of the check (C16)
             named = tuple(w for w, outcome in ((decl.who, decl.outcome),
                                                (decl.other, "failure" if decl.outcome == "success" else "success"))
-                          if w is not None and trigger.outcome in ("any", outcome))
-            return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
-                         and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
-        if isinstance(decl, MomentReached) and decl.moment != "save.resolved":  # a moment of the round: the turn's
-            # owner, or at its end everyone
-            named = (decl.who,) if decl.who is not None else tuple(state.order or state.combatants)
-            return tuple(who for who in named if who in have and _owner_holds(ability.when, state.combatants[who])
-                         and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability))
-        if not answered(decl) or not _outcome_matches(ability, moment) \
-                or not _can_change(ability, moment):
+                          if w is not None and trigger.outcome in ("any", outcome) and w in have)
+        elif isinstance(decl, MomentReached) and decl.moment != "save.resolved":  # a moment of the round: the
+            # turn's owner, or at its end everyone
+            named = tuple(w for w in ((decl.who,) if decl.who is not None else tuple(state.order or state.combatants))
+                          if w in have)
+        elif not answered(decl) or not _outcome_matches(ability, moment):
             return ()
-        return tuple(who for who in _offered_to(state, ability, decl)
-                     if who in have and _holds(ability.when, state, state.combatants[who], decl)
-                     and uses_left(state, who, ability) != 0 and _may_spend(state, who, ability)
-                     and _armed(state, who, ability) and _rerolls_found(ability, frame))
+        else:
+            return tuple((who, _gate(state, frame, who, _action_checks(state, frame, moment, who, decl)))
+                         for who in _offered_to(state, ability, decl) if who in have)
+        return tuple((who, _gate(state, frame, who, ())) for who in named)
+
+    def _action_checks(state: FightState, frame: Frame, moment: Moment, who: str, decl: Answered) -> Checks:
+        """The gates an action's moment adds (C38, C39): whether the ability can change its outcome as it stands,
+        its ``when`` on the action, the weapon its attack is made with, a die its reroll rolls again."""
+        return (
+            lambda: None if _can_change(ability, moment) else
+            f"the attack {'hits' if moment.attack_total > moment.defense_total else 'misses'} as it stands: "
+            f"{ability.name} is offered only while it would {offered_while(ability)} (C38)",
+            lambda: None if _holds(ability.when, state, state.combatants[who], decl) else
+            f"{ability.name} is offered only with {when_words(ability.when)} (C37)",
+            lambda: None if _armed(state, who, ability) else
+            f"the weapon {ability.name} attacks with is not in {who}'s hand (C35)",
+            lambda: None if _rerolls_found(ability, frame) else
+            f"no die of the hit roll left that {ability.name} could roll again (C39)")
+
+    def _gate(state: FightState, frame: Frame, who: str, checks: Checks) -> str | None:
+        """The first reason ``who`` is not offered the ability, in the engine's order: the action's gates
+        (``checks``), its ``when`` on the owner, its uses (C41), Bonus Actions before its first turn (C20), and for
+        one that only restores, nothing it would restore (C38); None if none holds it back."""
+        owner = state.combatants[who]
+        every: Checks = (
+            *checks,
+            lambda: None if _owner_holds(ability.when, owner) else
+            f"{ability.name} is offered only while {when_words(ability.when)} (C37)",
+            lambda: None if uses_left(state, who, ability) != 0 else
+            f"{who} has no use of {ability.name} left this {ability.uses.per if ability.uses else 'fight'} (C41)",
+            lambda: None if _may_spend(state, who, ability) else
+            f"{who}'s first turn has not come yet: its Bonus Actions are for defence only until then (C20)",
+            lambda: None if not _restores_only(ability) or _would_change(state, ability, frame, who) else
+            f"{ability.name} would restore nothing now (C38: healing never goes above the sheet's HP, and a "
+            "condition not held cannot be cleared)")
+        return next((why for check in every if (why := check()) is not None), None)
 
     def terms_for(value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
         def terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
@@ -538,7 +571,7 @@ def _triggered(ability: Ability) -> Extension:
                                     rerolls=tuple(e for e in ability.effects if isinstance(e, Reroll)),
                                     attack=next((e for e in ability.effects if isinstance(e, MakeAttack)), None)),
                              Choice(PASS, "let it be")),
-                    responders=responders,
+                    responders=responders, passed_over=passed_over,
                     target=_condition_target(ability) if trigger.moment == "condition.applied" else None)
     return Extension(
         id=ability.id, name=ability.name, windows=(window,),

@@ -232,7 +232,8 @@ class Window:
     now, in the order they are asked (C38: the acting combatant first, then initiative order) — none, and it does
     not open; each answers once with one of ``choices``; when all have answered (or a closing choice is made)
     it closes and the action goes on from ``hook``. ``target(state, frame, who)``, if given, names the target of
-    ``who``'s answer (by default the other party of the action)."""
+    ``who``'s answer (by default the other party of the action). ``passed_over(state, frame, moment)``, if given,
+    says whom the row's trigger names but ``responders`` leaves out, and why (explain derives it, C38)."""
 
     kind: str
     title: str
@@ -241,6 +242,7 @@ class Window:
     choices: tuple[Choice, ...]
     responders: Callable[[FightState, Frame, Moment], tuple[str, ...]]
     target: Callable[[FightState, Frame, str], str] | None = None
+    passed_over: Callable[[FightState, Frame, Moment], tuple[tuple[str, str], ...]] | None = None
 
     def choice(self, name: str) -> Choice | None:
         """The choice called ``name``, if this window has one."""

@@ -9,7 +9,7 @@ conditions changed (C28), so a disputed number can be traced to its source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from types import MappingProxyType
 from typing import NamedTuple
@@ -19,6 +19,7 @@ import msgspec
 from omen_core.abilities import PASS, USE, answer_target
 from omen_core.commands import EndFight, EndTurn
 from omen_core.content import Ability, Heal, IncomingDamage, Weapon
+from omen_core.decide import passed_over_at
 from omen_core.decisions import deferred_words
 from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
@@ -28,6 +29,7 @@ from omen_core.events import (
     DYING_REASON,
     AbilityUsed,
     ActionCancelled,
+    ActionSettled,
     ActiveDefenseChosen,
     ActiveDefenseDeclined,
     ActiveDefenseWindowOpened,
@@ -65,6 +67,7 @@ from omen_core.events import (
     Redone,
     ResourceChanged,
     RollTotal,
+    RoutingWindowOpened,
     SaveCalled,
     SaveResolved,
     SeedCommitted,
@@ -315,6 +318,10 @@ class _Seed:
 _INITIATIVE = (InitiativeRolled, InitiativeTied, InitiativeRollOff, InitiativeAgreed)
 
 
+def _everyone(_who: str) -> bool:
+    return True
+
+
 class Derivations:
     """What explaining needs to know of a walk so far: the seed, the seqs undone as the log stands, and the rolls of
     the batch in progress (by counter). A visitor that explains (:class:`_Explainer`, the session log's cards)
@@ -329,6 +336,7 @@ class Derivations:
         self.latest: StoredEvent | None = None  # the event seen last, and the one before it
         self.previous: StoredEvent | None = None
         self.batch = BatchCommand()  # what the batch's command says: a stand_up's movement, a turn ended by itself
+        self.told: Callable[[str], bool] = _everyone  # whose decision points not offered are said (a seat's own)
 
     def begin(self, walk: Walk) -> None:
         """The seqs undone and the seed revealed, as the walk knows them before its first event."""
@@ -489,9 +497,12 @@ def owner_of(event: Event, before: FightState, after: FightState) -> int | None:
     return frame.declared_at if frame is not None else None
 
 
-def explain(source: Source, seq: int, seed: bytes | None = None) -> Explanation:
+def explain(source: Source, seq: int, seed: bytes | None = None,
+            owners: Callable[[str], bool] | None = None) -> Explanation:
     """Explain the event at ``seq`` of a log (the whole attack, save or movement it belongs to, if any), from
-    one walk that stops once it has seen what it needs."""
+    one walk that stops once it has seen what it needs. ``owners``: whose triggered abilities not offered it says
+    (a seat's own combatants: another's sheet, an ally's ability within reach, is not the seat's to read; C38);
+    by default everyone's."""
     if isinstance(seq, bool) or not isinstance(seq, int):
         raise InvalidArgument("seq", "a seq (a whole number)", seq)
     if seed is not None and not isinstance(seed, bytes):
@@ -500,6 +511,8 @@ def explain(source: Source, seq: int, seed: bytes | None = None) -> Explanation:
     if torn is not None and seq >= torn.start:  # refused as replay and status refuse a torn log
         raise LogCorrupted(getattr(source, "where", "") or "this log", torn.line, torn.what)
     explainer = _Explainer(seq, seed)
+    if owners is not None:
+        explainer.known.told = owners
     walk(source, explainer)
     if explainer.found is None:
         where = getattr(source, "where", "") or "this log"
@@ -676,7 +689,9 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
         hd, HitDetermined) else None
     healing = _Healing()
     no_catch = _no_catch(events, arm)
+    passed = _not_offered(events, _ATTACK_HOOKS, known.told)
     for rec, state in events:
+        verdicts += passed.get(rec.seq, [])
         if no_catch is not None and rec.seq == no_catch[0]:
             verdicts.append(no_catch[1])
         if (healed := healing.see(rec, state)) is not None:
@@ -755,6 +770,66 @@ def _cannot_react(state: FightState, who: str, cost: int, what: str, *, defensiv
         left = "no Bonus Action left" if fighter.bonus_actions == 0 else f"{fighter.bonus_actions} Bonus Action left"
         return f"{who} has {left}, and {what} costs {amount_of('bonus_action', cost)} (C22)"
     return None
+
+
+#: An attack's hook points, in the order it reaches them (docs/abilities.md, "Triggered abilities").
+_ATTACK_HOOKS = ("attack.declared", "attack.rolled", "attack.determined", "attack.damaged", "condition.applied")
+
+#: Said of a triggered ability's decision point not offered (C38): the engine records only those that open, so the
+#: reason is derived here from the state the engine decided in, by the engine's own gates.
+_NOT_OFFERED = "derived from the state before seq {seq}; the log records only the decision points that opened"
+
+#: The hook points of an action (combat.txt §Resolving an Attack, §Resolving a Save), and what marks where the
+#: action went on from each (the decision points due there having closed): the state before the first decision point
+#: opened there, else before that mark, is the state they were judged in.
+_HOOK_MARKS: dict[str, Callable[[Event], bool]] = {
+    "attack.declared": lambda e: isinstance(e, DiceRolled) and e.purpose == "hit",
+    "attack.rolled": lambda e: isinstance(e, (ActiveDefenseWindowOpened, ActiveDefenseWindowSkipped)),
+    "attack.determined": lambda e: (isinstance(e, (RoutingWindowOpened, DamageResolved, ActionSettled))
+                                    or (isinstance(e, DiceRolled) and e.purpose == "damage")),
+    "attack.damaged": lambda e: isinstance(e, ActionSettled) or _opened_at(e, "condition.applied"),
+    "save.resolved": lambda e: isinstance(e, ActionSettled) or _opened_at(e, "condition.applied"),
+    "condition.applied": lambda e: isinstance(e, ActionSettled),
+    "move.left": lambda e: isinstance(e, ActionSettled),
+}
+
+
+def _opened_at(event: Event, hook: str) -> bool:
+    """Whether ``event`` opens a decision point at ``hook``."""
+    return isinstance(event, DecisionOpened) and event.hook == hook
+
+
+def _not_offered(events: list[tuple[StoredEvent, FightState]], hooks: Sequence[str],
+                 told: Callable[[str], bool] = _everyone) -> dict[int, list[str]]:
+    """Each triggered ability's decision point the action's ``hooks`` did not offer to an owner its trigger names,
+    and why (C38: its ``when``, uses, Bonus Actions before its first turn, what it could change; unable to act or
+    pay), by the seq to say it at; derived from the state at each hook point the action reached, by
+    :func:`omen_core.decide.passed_over_at`."""
+    action = events[0][0].seq
+    offered = {(rec.event.decision, who) for rec, _ in events if isinstance(rec.event, DecisionOpened)
+               for who in rec.event.responders}
+    caught = any(isinstance(rec.event, CatchAnswered) and rec.event.caught for rec, _ in events)
+    out: dict[int, list[str]] = {}
+    start = 0
+    for hook in hooks:
+        if hook == "attack.determined" and caught:  # a caught item has no on-hit effects (C22): no such moment
+            continue
+        if hook == "attack.determined":
+            start = next((i + 1 for i, (rec, _) in enumerate(events) if isinstance(rec.event, HitDetermined)),
+                         len(events))
+        at = next((i for i in range(start, len(events)) if _opened_at(events[i][0].event, hook)
+                   or _HOOK_MARKS[hook](events[i][0].event)), None)
+        if at is None:
+            continue  # the action did not reach it (cancelled, or caught)
+        rec, state = events[at]
+        if state.pending is None or state.pending.action != action:
+            continue
+        for row, who, why in passed_over_at(state, hook):
+            if (row.kind, who) not in offered and told(who):
+                out.setdefault(rec.seq, []).append(
+                    f"{row.title} ({row.rule}) not offered to {who} at {hook} ({_NOT_OFFERED.format(seq=rec.seq)}): "
+                    f"{why}")
+    return out
 
 
 def _decided_after_hit(events: list[tuple[StoredEvent, FightState]]) -> tuple[StoredEvent, FightState] | None:
@@ -945,7 +1020,9 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
     parts, verdicts = [], []
     healing = _Healing()
     answered = False  # a triggered ability answered (C38): the damage after it is its answer's, not the branch's
+    passed = _not_offered(events, ("save.resolved", "condition.applied"), known.told)
     for rec, state in events:
+        verdicts += passed.get(rec.seq, [])
         if (healed := healing.see(rec, state)) is not None:
             parts.append(healed)
         answered = answered or (isinstance(rec.event, DecisionAnswered) and rec.event.choice != PASS)
@@ -985,7 +1062,9 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     title = _title(known, first.seq, f"{decl.who} {moves}, the action declared at seq {first.seq}")
     verdicts: list[str] = []
     titles = _decision_titles(events)
+    passed = _not_offered(events, ("move.left",), known.told)
     for rec, state in events:  # what an ability answering the move did (C38, move.left) said as it landed
+        verdicts += passed.get(rec.seq, [])
         if isinstance(rec.event, (DamageResolved, ResourceChanged)) and rec.event.action == decl.action:
             verdicts += _landed(rec.event, state)
         elif (said := _also_told(rec.event, (decl.who, ("movement_action", "action")), rec.seq, titles,

@@ -490,7 +490,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             raise NotFoundException(detail=f"no seq {seq} in fight {fight_id!r} (its head is {fight.version})")
         # each die is checked against the seed revealed for its own commitment, read from the log (C42), as
         # ``omen explain`` does: never the keep's latest seed, which a die drawn before a mid-fight reveal was not
-        found = explain(StoreSource(fights.store, fight_id), seq, None)
+        found = explain(StoreSource(fights.store, fight_id), seq, None, owners=None if whole else sight.owns)
         why = None if whole else _unexplainable(found, seq, sight, fights.store, fight_id)
         if why is not None:
             raise Forbidden(detail=f"the explanation of seq {seq} {why}; the GM may explain it, and every seat once "

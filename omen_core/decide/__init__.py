@@ -55,17 +55,18 @@ from ..commands import (
 )
 from ..content import DealDamage
 from ..decisions import REACTION_STEPS, point_at, waiting_point
-from ..dice import CommandFaces, DiceSource, FacesNeeded, FacesThenSource, RollRequest, Stop, SurplusFaces
+from ..dice import CommandFaces, DiceSource, FacesNeeded, FacesThenSource, RollRequest, ScriptedDice, Stop, SurplusFaces
 from ..errors import DiceError, OmenError, RuleViolation, UnknownCombatant
 from ..events import (
     ActionCancelled,
+    AttackDeclared,
     CommandIssued,
     CostPaid,
     DiceSourceKind,
     Event,
 )
-from ..extensions import window
-from ..hooks import amount_of
+from ..extensions import window, windows_at
+from ..hooks import Window, amount_of
 from ..machine import ORDER, PHASE_ORDER, OutOfPhase, Phase
 from ..state import AbilityFrame, AttackFrame, FightState, Frame, MomentFrame, MoveFrame, SaveFrame
 from .abilities import ability_actions, pay_after_window, use_ability, use_after_window
@@ -113,11 +114,12 @@ from .setup import apply_condition, clear_condition, join, reveal_seed, start
 from .undo import History, Target, redo, undo
 from .will import choose_will_conversion
 from .windows import RESUMES as SETTLE_RESUMES
-from .windows import answer_context, answer_decision, open_window
+from .windows import answer_context, answer_decision, not_offered, open_window
 
 __all__ = [
     "decide",
     "decided",
+    "passed_over_at",
     "dice_needed",
     "probe",
     "face_blind",
@@ -222,6 +224,29 @@ def _answer_decision(draft: Draft, cmd: AnswerDecision) -> None:
 
 #: Every hook point's row: what is known there and how its action goes on (attack, save, move, the round's moments).
 _RESUMES = {**RESUMES, **SAVE_RESUMES, **ROUND_RESUMES, **MOVE_RESUMES, **SETTLE_RESUMES, **CHECK_RESUMES}
+
+
+def passed_over_at(state: FightState, hook: str) -> list[tuple[Window, str, str]]:
+    """Whom each decision point due at ``hook`` of the action in progress in ``state`` passes over, and why (C38):
+    its trigger names them, and the ability holds them back (its ``when``, its uses, what it could change, C41) or
+    they cannot act or pay (:func:`~omen_core.decide.windows.not_offered`). The engine records only the decision
+    points that open; explain derives the others from the state the engine decided in, by these same gates.
+    Nothing inside a triggered ability's own attack (no decision point opens there)."""
+    frame = state.pending
+    rows = windows_at(state, hook)
+    if frame is None or not rows or (isinstance(frame.declaration, AttackDeclared)
+                                     and frame.declaration.reaction == "ability"):
+        return []
+    at_moment = isinstance(frame, MomentFrame) and hook in MOMENT_RESUMES
+    known = (MOMENT_RESUMES[hook] if at_moment else _RESUMES[hook])[0]
+    moment = known(Draft(state, ScriptedDice([])))  # (what is known there: no die is rolled to say it)
+    out: list[tuple[Window, str, str]] = []
+    for row in rows:
+        out += [(row, who, why) for who in row.responders(state, frame, moment)
+                if (why := not_offered(state, who, row)) is not None]
+        if row.passed_over is not None:
+            out += [(row, who, why) for who, why in row.passed_over(state, frame, moment)]
+    return out
 
 
 def _go_on_from(draft: Draft, hook: str) -> None:

@@ -40,7 +40,7 @@ from .effects import Context, run_consequences
 from .rerolls import chosen_reroll
 
 __all__ = ["open_window", "open_moment", "moment_known", "answer_decision", "nothing_rolled", "settle_pending",
-           "settle", "Resume", "answer_context", "RESUMES"]
+           "settle", "Resume", "answer_context", "RESUMES", "not_offered"]
 
 #: A hook point's row in ``decide``'s table: what is known there (its :class:`~omen_core.hooks.Moment`), and how
 #: the action goes on from it once its decision points have closed.
@@ -152,13 +152,24 @@ RESUMES: dict[str, Resume] = {"condition.applied": (nothing_rolled, settle)}
 
 def _offerable(state: FightState, who: str, row: Window) -> bool:
     """Whether ``row`` may be offered to ``who``: able to act (C10, C36) and able to pay for some choice (C38)."""
+    return not_offered(state, who, row) is None
+
+
+def not_offered(state: FightState, who: str, row: Window) -> str | None:
+    """Why ``row`` may not be offered to ``who`` whatever its trigger says: out of the fight (C33), at 0 HP, Dying
+    (C36), Incapacitated or
+    Paralysed (C10), or unable to pay for any choice besides passing (C38: the first choice's shortfall); None if
+    it may."""
     fighter = state.combatants[who]
-    return not fighter.helpless and not fighter.down and _can_pay(state, who, row)
-
-
-def _can_pay(state: FightState, who: str, row: Window) -> bool:
-    """A decision is offered only to one who can pay for some choice besides passing (C38)."""
-    return any(shortfall(state, who, c.cost) is None for c in row.choices if c.name != PASS)
+    if fighter.left is not None:
+        return f"{who} is out of the fight ({fighter.left}, C33)"
+    if fighter.down or fighter.dying:
+        return f"{who} is at 0 HP, Dying: treated as Incapacitated, no decision (C36)"
+    if fighter.helpless:
+        which = next((c for c in ("Incapacitated", "Paralysed") if fighter.has(c)), "helpless")
+        return f"{who} is {which}: no decision (C10)"
+    short = [shortfall(state, who, c.cost) for c in row.choices if c.name != PASS]
+    return None if any(s is None for s in short) else next((s for s in short if s is not None), None)
 
 
 def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:

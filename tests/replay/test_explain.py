@@ -1429,3 +1429,72 @@ def test_an_undo_a_tick_a_refill_and_a_reveal_say_what_they_did(kind: str, said:
 
     found = next(r for r in records if wanted(r))
     assert explain(records, found.seq).verdicts == (said,)
+
+
+class TestADecisionPointNotOffered:
+    """C38, C41: the engine records only the decision points that open; explain says, derived from the state it
+    decided in and by the engine's own gates, why an owner the trigger names was not offered one (a player asked
+    "why did I not get to reroll?" and no tool said: a tester)."""
+
+    SECOND_TRY = ('id = "second_try"\nname = "Second Try"\nuse = "trigger"\n'
+                  'trigger = { moment = "attack.rolled", owner = "attacker" }\ncost = { will = 1 }\n'
+                  'uses = { count = 1, per = "fight" }\neffects = [{ kind = "reroll", pool = "primary" }]\n')
+
+    def fight(self, faces: list[int], will: int = 10) -> Fight:
+        """Ana (with Second Try: reroll a primary die for 1 Will, once per fight) and an orc."""
+        from omen_core.content import Ability, decode_content
+        from tests.test_abilities import having
+
+        second_try = decode_content(self.SECOND_TRY, Ability, fmt="toml")
+        return new_fight(having(sheet("ana", will=will), second_try), sheet("orc", side="raiders"), faces=faces)
+
+    @staticmethod
+    def said(fight: Fight) -> list[list[str]]:
+        """Each attack's "not offered" lines, in order."""
+        from omen_core.events import AttackDeclared
+
+        return [[v for v in explain(fight.events, r.seq).verdicts if "not offered" in v]
+                for r in fight.events if isinstance(r.event, AttackDeclared)]
+
+    def test_a_use_spent_and_an_attack_that_hits_are_said_and_an_offer_is_not(self) -> None:
+        """Ana's unarmed attack misses (1 + 1 against the orc's 6): Second Try is offered and used (the rerolled 1
+        misses again): nothing said of it. Her second misses the same way: no use of it left this fight (C41).
+        Her third hits as it stands (6 + 6 against 1): a reroll is offered only while it would miss (C38)."""
+        fight = self.fight([1, 1, 6, 1, 1, 1, 6, 6, 6, 1])
+        fight.attack("ana", "orc", unarmed=True)
+        fight.answer_decision("second_try", "ana", "use")
+        fight.attack("ana", "orc", unarmed=True)
+        fight.attack("ana", "orc", unarmed=True)
+        first, second, third = self.said(fight)
+        assert first == []
+        assert second == ["Second Try (C37) not offered to ana at attack.rolled (derived from the state before seq "
+                          "24; the log records only the decision points that opened): ana has no use of Second Try "
+                          "left this fight (C41)"]
+        assert third == ["Second Try (C37) not offered to ana at attack.rolled (derived from the state before seq "
+                         "32; the log records only the decision points that opened): the attack hits as it stands: "
+                         "Second Try is offered only while it would miss (C38)"]
+
+    def test_a_cost_that_cannot_be_paid_is_said(self) -> None:
+        """Ana has no Will: her missing attack (1 + 1 against 6) offers no Second Try, which costs 1 Will (C38:
+        offered only to one who can pay for a choice besides passing)."""
+        fight = self.fight([1, 1, 6], will=0)
+        fight.attack("ana", "orc", unarmed=True)
+        (lines,) = self.said(fight)
+        assert len(lines) == 1 and lines[0].startswith("Second Try (C37) not offered to ana at attack.rolled ")
+        assert lines[0].endswith("): 'ana' cannot pay 1 Will: 0 will to spend (C41)"), lines
+
+    def test_only_the_owners_given_are_told_of(self) -> None:
+        """A seat's explanation (``owners``: the server's for a player, its own combatants) says nothing of another's
+        ability not offered (its sheet, uses and Will are not the seat's to read): the orc's seat is told nothing of
+        Ana's Second Try; Ana's seat is."""
+        from omen_core.walk import StoreSource
+        from omen_replay.explain import explain as explain_source
+
+        fight = self.fight([1, 1, 6], will=0)
+        fight.attack("ana", "orc", unarmed=True)
+        seq = fight.events[-1].seq
+
+        def lines(owners: set[str]) -> list[str]:
+            found = explain_source(StoreSource(fight.store, fight.fight_id), seq, None, owners=owners.__contains__)
+            return [v for v in found.verdicts if "not offered" in v]
+        assert lines({"orc"}) == [] and len(lines({"ana"})) == 1
