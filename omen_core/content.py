@@ -136,6 +136,11 @@ _NAME = re.compile(get_args(Name)[1].pattern)
 """:data:`Name`'s pattern, for names a schema cannot constrain (a ruleset's condition names are its keys)."""
 
 
+def _named(text: str) -> bool:
+    """Whether ``text`` is a :data:`Name`: 1 to 80 characters, none a control or bidirectional character."""
+    return len(text) <= 80 and _NAME.fullmatch(text) is not None
+
+
 class _Content(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, omit_defaults=True):
     """Base of every content schema: immutable, and unknown keys are rejected. Written without the fields at
     their defaults (a value equal to its default counts as it: :mod:`omen_core.defaults`), so a field added with
@@ -600,15 +605,30 @@ class Ruleset(_Content, frozen=True, kw_only=True, dict=True):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        words = str(_PATTERN_WORDS[_NAME.pattern]).removeprefix("a name: ")
         for name, rule in self.conditions.items():
-            if not _NAME.fullmatch(name):  # a condition's name is read in every prompt and narrative, as an ability's
-                words = str(_PATTERN_WORDS[_NAME.pattern]).removeprefix("a name: ")
+            if not _named(name):  # a condition's name is read in every prompt and narrative, as an ability's
                 raise ValueError(_at(f"conditions{key_step(name)}", f"{name!a} is not a condition name: {words}"))
             if rule.damage is not None and rule.damage.damage_type not in self.damage_types:
                 known = ", ".join([*self.damage_types.physical, *self.damage_types.other])
                 raise ValueError(_at(f"conditions{key_step(name)}.damage.damage_type",
                                      f"condition {name!r} deals {rule.damage.damage_type!r}, a damage type the "
                                      f"ruleset does not list (C14; it lists: {known})"))
+
+        for skill in self.skill_attributes:  # a skill's name is read in checks' prompts and narratives too (C2)
+            if not _named(skill):
+                raise ValueError(_at(f"skill_attributes{key_step(skill)}", f"{skill!a} is not a skill name: {words}"))
+        seen: dict[str, str] = {}
+        for kind in ("physical", "other"):  # a damage type is read in every damage line, and is one of the two (C14)
+            for i, damage_type in enumerate(getattr(self.damage_types, kind)):
+                where = f"damage_types.{kind}[{i}]"
+                if not _named(damage_type):
+                    raise ValueError(_at(where, f"{damage_type!a} is not a damage type's name: {words}"))
+                if damage_type in seen:
+                    raise ValueError(_at(where, f"the damage type {damage_type!r} is listed twice (first in "
+                                                f"damage_types.{seen[damage_type]}): a type is physical or other, "
+                                                "once (C13, C14)"))
+                seen[damage_type] = kind
 
     def content_hash(self) -> str:
         """sha256 of the ruleset's canonical JSON: what the log records to name exactly these numbers."""

@@ -1778,6 +1778,28 @@ def test_a_condition_name_with_a_control_or_bidi_character_is_refused(char: str,
     assert "Good Name" in decode_content('name = "house"\n\n[conditions."Good Name"]\n', Ruleset, fmt="toml").conditions
 
 
+@pytest.mark.parametrize(("toml", "path", "line", "said"), [
+    ('[conditions.' + "A" * 81 + ']\n', "$.conditions." + "A" * 81, 3, "is not a condition name: 1 to 80"),
+    ('[skill_attributes]\n"Steal\\u202eth" = "AGI"\n', '$.skill_attributes."Steal\\u202eth"', 4,
+     "is not a skill name: 1 to 80"),
+    ('[damage_types]\nphysical = ["pier\\u0000cing"]\n', "$.damage_types.physical[0]", 4,
+     "is not a damage type's name: 1 to 80"),
+    ('[damage_types]\nphysical = [""]\n', "$.damage_types.physical[0]", 4, "is not a damage type's name"),
+    ('[damage_types]\nphysical = ["slashing", "slashing"]\n', "$.damage_types.physical[1]", 4,
+     "'slashing' is listed twice (first in damage_types.physical)"),
+    ('[damage_types]\nphysical = ["fire"]\nother = ["fire"]\n', "$.damage_types.other[0]", 5,
+     "'fire' is listed twice (first in damage_types.physical): a type is physical or other, once (C13, C14)"),
+])
+def test_a_rulesets_names_are_names_as_the_docs_say(toml: str, path: str, line: int, said: str) -> None:
+    """docs/content.md: a condition's name is 1 to 80 characters, none a control or bidirectional character (81
+    were taken); so is a skill's and a damage type's, read in every check and damage line (a skill with U+202E, a
+    damage type with NUL or empty were taken); a damage type is listed once, physical or other (C13, C14: "fire"
+    in both made the physical rollover ambiguous). Each refused at its field and line (a house-rules tester)."""
+    with pytest.raises(ContentError, match=re.escape(said)) as info:
+        decode_content('name = "house"\n\n' + toml, Ruleset, source="house.toml", fmt="toml")
+    assert (info.value.path, info.value.line) == (path, line), str(info.value)
+
+
 def test_status_tells_the_uses_left_and_the_deferred_costs_to_pay(monkeypatch: pytest.MonkeyPatch) -> None:
     """C41: the options each combatant's standing carries how many more times it may use each limited ability and
     the deferred costs it owes: Ana with Second Wind (once per fight) has 1 use, 0 once used; Reckless Surge used,
