@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 
 from omen_core.commands import ApplyConditionCommand, Command, EndTurn, StandUp
-from omen_core.content import ATTRIBUTES, CombatantSheet, condition_held
+from omen_core.content import ATTRIBUTES, CombatantSheet, ReactionCosts, condition_held
 from omen_core.events import (
     DEFERRED_SOURCE,
     AbilityUsed,
@@ -166,6 +166,7 @@ class _Names:
         self.initiatives: dict[str, RollTotal] = {}  # the initiatives rolled, until the order is set (C19)
         self.tied: set[str] = set()  # those still tied after the AGI bonus, until the order is set (C19)
         self.rolled: dict[int, DiceRolled] = {}  # every roll, by its counter: what a reroll changed (C39)
+        self.costs = ReactionCosts()  # what each reaction costs under the fight's ruleset (C22), once it is known
 
     def __call__(self, cid: str) -> str:
         return self.names.get(cid, cid)
@@ -223,6 +224,7 @@ def _said(side: RollTotal, names: _Names, kind: str = "check") -> str:
 
 def _started(e: FightStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
     title = f" \u201c{e.title}\u201d" if e.title else ""
+    names.costs = e.ruleset.reaction_costs
     yield "header", f"Fight{title} begins under ruleset {e.ruleset.name!r} with {e.dice} dice"
     if e.seed_commitment:
         yield "note", f"seed commitment sha256 {e.seed_commitment[:16]}\u2026 (the seed stays secret until revealed)"
@@ -680,8 +682,10 @@ def _moved(e: Moved, names: _Names) -> Iterator[tuple[LineKind, str]]:
 
 
 def _reactions(e: ReactionWindowOpened, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    what = {"interrupt": "Interrupt (2 Bonus Actions, C24)",
-            "attack_of_opportunity": "Attack of Opportunity (1 Bonus Action, C23)"}[e.reaction]
+    costs = names.costs  # the ruleset's (C22): a house rule may make an Interrupt cost 1
+    what = {"interrupt": f"Interrupt ({amount_of('bonus_action', costs.interrupt)}, C24)",
+            "attack_of_opportunity": "Attack of Opportunity "
+                                     f"({amount_of('bonus_action', costs.attack_of_opportunity)}, C23)"}[e.reaction]
     yield "window", f"  {what} window for {', '.join(map(names, e.responders))}"
 
 
@@ -694,7 +698,8 @@ def _closed(e: ReactionWindowClosed, names: _Names) -> Iterator[tuple[LineKind, 
 
 
 def _catch_window(e: CatchWindowOpened, names: _Names) -> Iterator[tuple[LineKind, str]]:
-    yield "window", f"  {names(e.target)} may Catch the thrown item (1 Bonus Action, C22)"
+    cost = amount_of("bonus_action", names.costs.catch)
+    yield "window", f"  {names(e.target)} may Catch the thrown item ({cost}, C22)"
 
 
 def _caught(e: CatchAnswered, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -816,6 +821,8 @@ class Narrator(Visitor):
         self.names = _Names()
         self.hp: dict[str, int] = {}  # each combatant's HP as the log stands, for a hit at 0 HP (hp_unmoved)
         if state is not None:
+            if state.ruleset is not None:
+                self.names.costs = state.ruleset.reaction_costs
             for c in state.combatants.values():
                 self.names.join(c.sheet)
             for frame in state.stack:  # the attacks in progress, for the hit they await (C28: _hit)

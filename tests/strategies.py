@@ -96,21 +96,29 @@ def _apply_condition(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ruleset(fields: dict[str, Any]) -> dict[str, Any]:
-    """A condition's damage is of a type the ruleset lists (C14), or it deals none."""
-    types = [*fields["damage_types"].physical, *fields["damage_types"].other]
+    """Names as a ruleset takes them (a skill's, a damage type's: :func:`_named`), each damage type listed once
+    (C13, C14); a condition's damage is of a type the ruleset lists (C14), or it deals none."""
+    given = fields["damage_types"]
+    physical = tuple(dict.fromkeys(_named(t, f"physical type {i}") for i, t in enumerate(given.physical)))
+    other = tuple(t for t in dict.fromkeys(_named(t, f"other type {i}") for i, t in enumerate(given.other))
+                  if t not in physical)
+    fields = {**fields, "damage_types": replace(given, physical=physical, other=other),
+              "skill_attributes": {_named(k, f"Skill {i}"): v
+                                   for i, (k, v) in enumerate(fields["skill_attributes"].items())}}
+    types = [*physical, *other]
     def listed(rule: Any) -> Any:
         if rule.damage is None or rule.damage.damage_type in types:
             return rule
         damage = replace(rule.damage, damage_type=types[0]) if types else None
         return replace(rule, damage=damage)
-    return {**fields, "conditions": {_named(name, n): listed(rule)
+    return {**fields, "conditions": {_named(name, f"Condition {n}"): listed(rule)
                                      for n, (name, rule) in enumerate(fields["conditions"].items())}}
 
 
-def _named(name: str, n: int) -> str:
-    """A condition's name as a ruleset takes one (1 to 80 characters, no control or bidi character), else one
-    made up (distinct)."""
-    return name if _NAME.fullmatch(name) else f"Condition {n}"
+def _named(name: str, made_up: str) -> str:
+    """A name as a ruleset takes one (a condition's, a skill's, a damage type's: 1 to 80 characters, no control or
+    bidi character), else ``made_up`` (distinct)."""
+    return name if len(name) <= 80 and _NAME.fullmatch(name) else made_up
 
 
 def _condition_damage(fields: dict[str, Any]) -> dict[str, Any]:
