@@ -575,14 +575,19 @@ def _cleared(state: FightState, event: ConditionCleared) -> FightState:
 
 
 def _conditions(state: FightState, who: str, name: str, stacks: int) -> FightState:
+    """``who``'s stacks of ``name`` set to ``stacks`` (0: it ends), its duration starting again; a condition keeps
+    its place among the combatant's where it began (more stacks, a renewal at its most, do not move it: C40)."""
     fighter = state.combatants[who]
-    conditions = {k: v for k, v in fighter.conditions.items() if k != name}
-    remaining = {k: v for k, v in fighter.remaining.items() if k != name}
+    conditions, remaining = dict(fighter.conditions), dict(fighter.remaining)
+    rule = state.ruleset.conditions.get(name) if state.ruleset and stacks else None
     if stacks:
         conditions[name] = stacks
-        rule = state.ruleset.conditions.get(name) if state.ruleset else None
-        if rule is not None and rule.duration is not None:
-            remaining[name] = rule.duration
+    else:
+        conditions.pop(name, None)
+    if rule is not None and rule.duration is not None:
+        remaining[name] = rule.duration
+    else:
+        remaining.pop(name, None)
     return _with(state, who, conditions=conditions, remaining=remaining)
 
 

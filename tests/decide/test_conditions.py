@@ -157,6 +157,8 @@ class TestTickingDamage:
         fight.apply_condition("vesh", "Bleeding")
         fight.apply_condition("vesh", "Burning")
         fight.apply_condition("vesh", "Bleeding")
+        # and the state lists it where it began (the tick order was right, the list moved it last: a tester)
+        assert list(fight.state.combatants["vesh"].conditions) == ["Bleeding", "Burning"]
         assert damage(fight.end_turn("kael")) == [("Bleeding", "slashing", 2), ("Burning", "fire", 4)]
 
     def test_burning_burns_twice_then_clears(self, play: Play) -> None:
