@@ -440,7 +440,8 @@ def _flow(state: FightState, history: History | None, unseen: frozenset[str]) ->
     more = ("each combatant's pairs list at most " f"{MAX_LISTED} others: any pair may be named (the rules check "
             "it when given)") if len(names) > MAX_LISTED + 1 else ""
     yield from _named(state, history, "engage", None, "positions (the GM's)", "free", engages,
-                      note=_noted("others: any of the combatants, together", more))
+                      note=_noted("others: any of the combatants, together; each pair is listed once, who the id "
+                                  "that sorts first: named the other way round it is the same engagement", more))
 
 
 #: ``apply_condition``'s optional arguments of who applied it and how long it lasts (C40), not listed in the

@@ -1173,3 +1173,19 @@ class TestRevealingTheSeed:
         fight.execute(command_from({"command": offer.command, **offer.choices[0].args}))
         assert fight.state.seed_commitment is not None and fight.state.revealed_seed is None  # a fresh seed now
         assert any(type(r.event).__name__ == "SeedRevealed" for r in fight.events)
+
+
+def test_an_engagement_is_listed_once_and_accepted_either_way_round() -> None:
+    """docs/live.md: the GM's engage lists each pair once, who the id that sorts first, and its note says the pair
+    named the other way round is the same engagement; that is accepted too, and engages the two (a bot author
+    found it accepted, the offer silent about it)."""
+    from omen_core import ScriptedDice
+    from tests.sheets import sheet
+
+    fight = Fight.start(MemoryStore(), "pair", dice=ScriptedDice([]), clock=lambda: 0,
+                        combatants=[sheet("vex"), sheet("grok", side="raiders")])
+    (offer,) = [o for o in fight.options().offers if o.command == "engage"]
+    assert {(c.args["who"], tuple(c.args["others"])) for c in offer.choices} == {("grok", ("vex",))}
+    assert "named the other way round it is the same engagement" in offer.note
+    fight.execute(Engage(who="vex", others=("grok",)))
+    assert fight.state.engaged("vex", "grok") and fight.state.engaged("grok", "vex")
