@@ -276,6 +276,20 @@ Answered = AttackDeclared | SaveCalled | MovementDeclared | MomentReached
 (one an action calls, or a save-ends save's ``save.resolved`` moment, C40), a move's."""
 
 
+def unable_to_act(state: FightState, who: str) -> str | None:
+    """Why ``who`` can answer no decision point now, or None: out of the fight (C33), at 0 HP, Dying, treated as
+    Incapacitated (C36), Incapacitated or Paralysed (C10)."""
+    fighter = state.combatants[who]
+    if fighter.left is not None:
+        return f"{who} is out of the fight ({fighter.left}, C33)"
+    if fighter.hp == 0 or fighter.dying:
+        return f"{who} is at 0 HP, Dying: treated as Incapacitated, no decision (C36)"
+    if fighter.helpless:
+        which = next((c for c in ("Incapacitated", "Paralysed") if fighter.has(c)), "helpless")
+        return f"{who} is {which}: no decision (C10)"
+    return None
+
+
 def answered(decl: object) -> TypeGuard[Answered]:
     """Whether ``decl`` declares an action with two parties a trigger names (:data:`Answered`): an attack, a save
     (a save-ends save's moment included), a move; not an ability used on a turn, nor a moment of the round."""
@@ -483,6 +497,12 @@ def _condition_target(ability: Ability) -> Callable[[FightState, Frame, str], st
 #: A triggered ability's gates, in the engine's order: each the reason it holds the ability back, or None.
 Checks = tuple[Callable[[], str | None], ...]
 
+#: Each of a triggered ability's gates by its place in docs/abilities.md's order (unable to act, its ``when``, its
+#: uses; then, after :data:`COST_RANK` (a cost it cannot pay, the window's to judge), what it could change, a die to
+#: roll again, something to restore, Bonus Actions before the first turn, the weapon in hand).
+GATE_RANKS = (0, 1, 2, 4, 5, 6, 7, 8)
+COST_RANK = 3
+
 
 def _triggered(ability: Ability) -> Extension:
     """A triggered ability's rows: its decision point, and the terms and damage dice its uses add to the attack."""
@@ -493,12 +513,12 @@ def _triggered(ability: Ability) -> Extension:
     def responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
         return tuple(who for who, why in judged(state, frame, moment) if why is None)
 
-    def passed_over(state: FightState, frame: Frame, moment: Moment) -> tuple[tuple[str, str], ...]:
-        return tuple((who, why) for who, why in judged(state, frame, moment) if why is not None)
+    def passed_over(state: FightState, frame: Frame, moment: Moment) -> tuple[tuple[str, str, int], ...]:
+        return tuple((who, why[1], why[0]) for who, why in judged(state, frame, moment) if why is not None)
 
-    def judged(state: FightState, frame: Frame, moment: Moment) -> tuple[tuple[str, str | None], ...]:
-        """Each holder the trigger names at this moment, and why the ability's decision point is not offered to it
-        (None: it is, as far as the ability goes; the window judges its means to act and pay, C10, C36, C38)."""
+    def judged(state: FightState, frame: Frame, moment: Moment) -> tuple[tuple[str, tuple[int, str] | None], ...]:
+        """Each holder the trigger names at this moment, and the first reason the ability's decision point is not
+        offered to it (None: it is), in the order docs/abilities.md lists them (:func:`_gate`)."""
         decl = frame.declaration
         have = set(holders(state, ability))
         if trigger.moment == "condition.applied":  # whom the conditions the action applied name (C38)
@@ -515,41 +535,41 @@ def _triggered(ability: Ability) -> Extension:
         elif not answered(decl) or not _outcome_matches(ability, moment):
             return ()
         else:
-            return tuple((who, _gate(state, frame, who, _action_checks(state, frame, moment, who, decl)))
+            return tuple((who, _gate(state, frame, who, moment, decl))
                          for who in _offered_to(state, ability, decl) if who in have)
-        return tuple((who, _gate(state, frame, who, ())) for who in named)
+        return tuple((who, _gate(state, frame, who, None, None)) for who in named)
 
-    def _action_checks(state: FightState, frame: Frame, moment: Moment, who: str, decl: Answered) -> Checks:
-        """The gates an action's moment adds (C38, C39): whether the ability can change its outcome as it stands,
-        its ``when`` on the action, the weapon its attack is made with, a die its reroll rolls again."""
-        return (
-            lambda: None if _can_change(ability, moment) else
-            f"the attack {'hits' if moment.attack_total > moment.defense_total else 'misses'} as it stands: "
-            f"{ability.name} is offered only while it would {offered_while(ability)} (C38)",
-            lambda: None if _holds(ability.when, state, state.combatants[who], decl) else
-            f"{ability.name} is offered only with {when_words(ability.when)} (C37)",
-            lambda: None if _armed(state, who, ability) else
-            f"the weapon {ability.name} attacks with is not in {who}'s hand (C35)",
-            lambda: None if _rerolls_found(ability, frame) else
-            f"no die of the hit roll left that {ability.name} could roll again (C39)")
-
-    def _gate(state: FightState, frame: Frame, who: str, checks: Checks) -> str | None:
-        """The first reason ``who`` is not offered the ability, in the engine's order: the action's gates
-        (``checks``), its ``when`` on the owner, its uses (C41), Bonus Actions before its first turn (C20), and for
-        one that only restores, nothing it would restore (C38); None if none holds it back."""
+    def _gate(state: FightState, frame: Frame, who: str, moment: Moment | None,
+              decl: Answered | None) -> tuple[int, str] | None:
+        """The first reason ``who`` is not offered the ability and its place in docs/abilities.md's order (its
+        :data:`GATE_RANKS`), None if none holds it back: unable to act (C33, C36, C10); its ``when`` (on the owner,
+        and in an action on the action); no use left (C41); [a cost it cannot pay: the window's to judge, C20, C22,
+        C36, C41]; in an action (``decl``, ``moment``), an outcome it could not change as it stands (C38) or no die
+        left to roll again (C39); nothing it would restore (C38); Bonus Actions before its first turn (C20); the
+        weapon its attack is made with not in hand (C35)."""
         owner = state.combatants[who]
         every: Checks = (
-            *checks,
-            lambda: None if _owner_holds(ability.when, owner) else
-            f"{ability.name} is offered only while {when_words(ability.when)} (C37)",
+            lambda: unable_to_act(state, who),
+            lambda: None if (_holds(ability.when, state, owner, decl) if decl is not None
+                             else _owner_holds(ability.when, owner)) else
+            f"{ability.name} is offered only {'with' if decl is not None else 'while'} {when_words(ability.when)} "
+            "(C37)",
             lambda: None if uses_left(state, who, ability) != 0 else
             f"{who} has no use of {ability.name} left this {ability.uses.per if ability.uses else 'fight'} (C41)",
-            lambda: None if _may_spend(state, who, ability) else
-            f"{who}'s first turn has not come yet: its Bonus Actions are for defence only until then (C20)",
+            lambda: None if moment is None or _can_change(ability, moment) else
+            f"the attack {'hits' if moment.attack_total > moment.defense_total else 'misses'} as it stands: "
+            f"{ability.name} is offered only while it would {offered_while(ability)} (C38)",
+            lambda: None if decl is None or _rerolls_found(ability, frame) else
+            f"no die of the hit roll left that {ability.name} could roll again (C39)",
             lambda: None if not _restores_only(ability) or _would_change(state, ability, frame, who) else
             f"{ability.name} would restore nothing now (C38: healing never goes above the sheet's HP, and a "
-            "condition not held cannot be cleared)")
-        return next((why for check in every if (why := check()) is not None), None)
+            "condition not held cannot be cleared)",
+            lambda: None if _may_spend(state, who, ability) else
+            f"{who}'s first turn has not come yet: its Bonus Actions are for defence only until then (C20)",
+            lambda: None if decl is None or _armed(state, who, ability) else
+            f"the weapon {ability.name} attacks with is not in {who}'s hand (C35)")
+        return next(((rank, why) for rank, check in zip(GATE_RANKS, every, strict=True)
+                     if (why := check()) is not None), None)
 
     def terms_for(value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
         def terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:

@@ -233,7 +233,8 @@ class Window:
     not open; each answers once with one of ``choices``; when all have answered (or a closing choice is made)
     it closes and the action goes on from ``hook``. ``target(state, frame, who)``, if given, names the target of
     ``who``'s answer (by default the other party of the action). ``passed_over(state, frame, moment)``, if given,
-    says whom the row's trigger names but ``responders`` leaves out, and why (explain derives it, C38)."""
+    says whom the row's trigger names but ``responders`` leaves out, why, and the rank of that reason (before or
+    after a cost it cannot pay: :data:`omen_core.abilities.COST_RANK`; explain derives it, C38)."""
 
     kind: str
     title: str
@@ -242,7 +243,7 @@ class Window:
     choices: tuple[Choice, ...]
     responders: Callable[[FightState, Frame, Moment], tuple[str, ...]]
     target: Callable[[FightState, Frame, str], str] | None = None
-    passed_over: Callable[[FightState, Frame, Moment], tuple[tuple[str, str], ...]] | None = None
+    passed_over: Callable[[FightState, Frame, Moment], tuple[tuple[str, str, int], ...]] | None = None
 
     def choice(self, name: str) -> Choice | None:
         """The choice called ``name``, if this window has one."""

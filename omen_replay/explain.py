@@ -821,14 +821,21 @@ def _not_offered(events: list[tuple[StoredEvent, FightState]], hooks: Sequence[s
                    or _HOOK_MARKS[hook](events[i][0].event)), None)
         if at is None:
             continue  # the action did not reach it (cancelled, or caught)
-        rec, state = events[at]
-        if state.pending is None or state.pending.action != action:
-            continue
-        for row, who, why in passed_over_at(state, hook):
-            if (row.kind, who) not in offered and told(who):
-                out.setdefault(rec.seq, []).append(
-                    f"{row.title} ({row.rule}) not offered to {who} at {hook} ({_NOT_OFFERED.format(seq=rec.seq)}): "
-                    f"{why}")
+        # each owner is judged at its place in C38's order: before the first decision point there, or after an
+        # answer (which may change the totals, what is left to pay, HP): every such state, up to the action going on
+        end = next((i for i in range(at, len(events)) if _HOOK_MARKS[hook](events[i][0].event)), len(events) - 1)
+        places = [i for i in range(at, end + 1) if i in (at, end) or _opened_at(events[i][0].event, hook)]
+        said: set[tuple[str, str]] = set()
+        for i in places:
+            rec, state = events[i]
+            if state.pending is None or state.pending.action != action:
+                continue
+            for row, who, why in passed_over_at(state, hook):
+                if (row.kind, who) not in offered and (row.kind, who) not in said and told(who):
+                    said.add((row.kind, who))
+                    out.setdefault(rec.seq, []).append(
+                        f"{row.title} ({row.rule}) not offered to {who} at {hook} "
+                        f"({_NOT_OFFERED.format(seq=rec.seq)}): {why}")
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, get_args
 
 import msgspec
 
-from ..abilities import attack_weapon
+from ..abilities import COST_RANK, attack_weapon
 from ..commands import (
     UNDO_COMMANDS,
     AgreeInitiative,
@@ -114,7 +114,7 @@ from .setup import apply_condition, clear_condition, join, reveal_seed, start
 from .undo import History, Target, redo, undo
 from .will import choose_will_conversion
 from .windows import RESUMES as SETTLE_RESUMES
-from .windows import answer_context, answer_decision, not_offered, open_window
+from .windows import answer_context, answer_decision, cannot_pay, not_offered, open_window
 
 __all__ = [
     "decide",
@@ -244,8 +244,9 @@ def passed_over_at(state: FightState, hook: str) -> list[tuple[Window, str, str]
     for row in rows:
         out += [(row, who, why) for who in row.responders(state, frame, moment)
                 if (why := not_offered(state, who, row)) is not None]
-        if row.passed_over is not None:
-            out += [(row, who, why) for who, why in row.passed_over(state, frame, moment)]
+        if row.passed_over is not None:  # the ability's own first reason, or the cost it comes after (C38)
+            out += [(row, who, short if rank > COST_RANK and (short := cannot_pay(state, who, row)) else why)
+                    for who, why, rank in row.passed_over(state, frame, moment)]
     return out
 
 

@@ -16,7 +16,7 @@ import difflib
 from collections.abc import Callable
 from typing import Literal
 
-from ..abilities import PASS, action_parties, answered, reroll_picks
+from ..abilities import PASS, action_parties, answered, reroll_picks, unable_to_act
 from ..commands import AnswerDecision
 from ..decisions import legal_now
 from ..errors import RuleViolation
@@ -40,7 +40,7 @@ from .effects import Context, run_consequences
 from .rerolls import chosen_reroll
 
 __all__ = ["open_window", "open_moment", "moment_known", "answer_decision", "nothing_rolled", "settle_pending",
-           "settle", "Resume", "answer_context", "RESUMES", "not_offered"]
+           "settle", "Resume", "answer_context", "RESUMES", "not_offered", "cannot_pay"]
 
 #: A hook point's row in ``decide``'s table: what is known there (its :class:`~omen_core.hooks.Moment`), and how
 #: the action goes on from it once its decision points have closed.
@@ -160,14 +160,12 @@ def not_offered(state: FightState, who: str, row: Window) -> str | None:
     (C36), Incapacitated or
     Paralysed (C10), or unable to pay for any choice besides passing (C38: the first choice's shortfall); None if
     it may."""
-    fighter = state.combatants[who]
-    if fighter.left is not None:
-        return f"{who} is out of the fight ({fighter.left}, C33)"
-    if fighter.down or fighter.dying:
-        return f"{who} is at 0 HP, Dying: treated as Incapacitated, no decision (C36)"
-    if fighter.helpless:
-        which = next((c for c in ("Incapacitated", "Paralysed") if fighter.has(c)), "helpless")
-        return f"{who} is {which}: no decision (C10)"
+    return unable_to_act(state, who) or cannot_pay(state, who, row)
+
+
+def cannot_pay(state: FightState, who: str, row: Window) -> str | None:
+    """Why ``who`` can pay for no choice of ``row`` besides passing (C38: the first choice's shortfall, C20, C22,
+    C36, C41), or None if it can pay for one."""
     short = [shortfall(state, who, c.cost) for c in row.choices if c.name != PASS]
     return None if any(s is None for s in short) else next((s for s in short if s is not None), None)
 

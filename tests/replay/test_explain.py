@@ -1459,7 +1459,8 @@ class TestADecisionPointNotOffered:
     def test_a_use_spent_and_an_attack_that_hits_are_said_and_an_offer_is_not(self) -> None:
         """Ana's unarmed attack misses (1 + 1 against the orc's 6): Second Try is offered and used (the rerolled 1
         misses again): nothing said of it. Her second misses the same way: no use of it left this fight (C41).
-        Her third hits as it stands (6 + 6 against 1): a reroll is offered only while it would miss (C38)."""
+        Her third hits as it stands (6 + 6 against 1): the first reason docs/abilities.md lists is said, the use
+        spent; in another fight, her first attack hitting so, a reroll is offered only while it would miss (C38)."""
         fight = self.fight([1, 1, 6, 1, 1, 1, 6, 6, 6, 1])
         fight.attack("ana", "orc", unarmed=True)
         fight.answer_decision("second_try", "ana", "use")
@@ -1471,17 +1472,46 @@ class TestADecisionPointNotOffered:
                           "24; the log records only the decision points that opened): ana has no use of Second Try "
                           "left this fight (C41)"]
         assert third == ["Second Try (C37) not offered to ana at attack.rolled (derived from the state before seq "
-                         "32; the log records only the decision points that opened): the attack hits as it stands: "
-                         "Second Try is offered only while it would miss (C38)"]
+                         "32; the log records only the decision points that opened): ana has no use of Second Try "
+                         "left this fight (C41)"]
+        hits = self.fight([6, 6, 1])
+        hits.attack("ana", "orc", unarmed=True)
+        assert self.said(hits) == [["Second Try (C37) not offered to ana at attack.rolled (derived from the state "
+                                    "before seq 10; the log records only the decision points that opened): the attack "
+                                    "hits as it stands: Second Try is offered only while it would miss (C38)"]]
+
+    def test_an_owner_is_judged_after_the_answers_before_its_place(self) -> None:
+        """C38: Ana holds Aim A and Aim B (+1 to hit each, at attack.rolled); her attack stands at 2 against the
+        orc's 2, a miss (the defender wins ties). She uses Aim A (3 > 2): Aim B, judged after that answer, is not
+        offered, the attack hitting as it stands (it was judged before Aim A's answer, and nothing was said: a
+        tester)."""
+        from omen_core.content import Ability, decode_content
+        from tests.test_abilities import having
+
+        aims = [decode_content(f'id = "aim_{x}"\nname = "Aim {x.upper()}"\nuse = "trigger"\n'
+                               'trigger = { moment = "attack.rolled", owner = "attacker" }\n'
+                               'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n', Ability, fmt="toml")
+                for x in ("a", "b")]
+        fight = new_fight(having(sheet("ana"), *aims), sheet("orc", side="raiders"), faces=[1, 1, 2])
+        fight.attack("ana", "orc", unarmed=True)
+        fight.answer_decision("aim_a", "ana", "use")
+        (lines,) = self.said(fight)
+        assert len(lines) == 1 and lines[0].startswith("Aim B (C37) not offered to ana at attack.rolled ")
+        assert lines[0].endswith(": the attack hits as it stands: Aim B is offered only while it would miss (C38)")
 
     def test_a_cost_that_cannot_be_paid_is_said(self) -> None:
         """Ana has no Will: her missing attack (1 + 1 against 6) offers no Second Try, which costs 1 Will (C38:
-        offered only to one who can pay for a choice besides passing)."""
+        offered only to one who can pay for a choice besides passing); so does one that hits as it stands, the cost
+        being the first reason docs/abilities.md lists."""
         fight = self.fight([1, 1, 6], will=0)
         fight.attack("ana", "orc", unarmed=True)
         (lines,) = self.said(fight)
         assert len(lines) == 1 and lines[0].startswith("Second Try (C37) not offered to ana at attack.rolled ")
         assert lines[0].endswith("): 'ana' cannot pay 1 Will: 0 will to spend (C41)"), lines
+        hits = self.fight([6, 6, 1], will=0)  # the cost comes before what it could change (docs/abilities.md)
+        hits.attack("ana", "orc", unarmed=True)
+        assert [line.rsplit("): ", 1)[1] for line in self.said(hits)[0]] == ["'ana' cannot pay 1 Will: 0 will to "
+                                                                            "spend (C41)"]
 
     def test_only_the_owners_given_are_told_of(self) -> None:
         """A seat's explanation (``owners``: the server's for a player, its own combatants) says nothing of another's
@@ -1498,3 +1528,20 @@ class TestADecisionPointNotOffered:
             found = explain_source(StoreSource(fight.store, fight.fight_id), seq, None, owners=owners.__contains__)
             return [v for v in found.verdicts if "not offered" in v]
         assert lines({"orc"}) == [] and len(lines({"ana"})) == 1
+
+    def test_an_owner_unable_to_act_is_told_that_first(self) -> None:
+        """docs/abilities.md's first gate: Ana, Paralysed, holds Ward (+2 defense when attacked, at attack.rolled);
+        the orc's attack on her is explained as not offering Ward because she is Paralysed (C10), whatever the
+        totals (it said the attack missed as it stood, a later gate: a tester)."""
+        from omen_core.content import Ability, decode_content
+        from tests.test_abilities import having
+
+        ward = decode_content('id = "ward"\nname = "Ward"\nuse = "trigger"\n'
+                              'trigger = { moment = "attack.rolled", owner = "target" }\n'
+                              'effects = [{ kind = "modifier", total = "defense", value = 2 }]\n', Ability, fmt="toml")
+        fight = new_fight(having(sheet("ana"), ward), sheet("orc", side="raiders"), faces=[1, 1, 1, 1, 1, 1])
+        fight.apply_condition("ana", "Paralysed")
+        fight.attack("orc", "ana", unarmed=True)
+        (lines,) = self.said(fight)
+        assert len(lines) == 1 and lines[0].startswith("Ward (C37) not offered to ana at attack.rolled "), lines
+        assert lines[0].endswith("): ana is Paralysed: no decision (C10)"), lines
