@@ -1337,7 +1337,30 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
         named = name_keys(raw, kind, path)
         if reason.startswith(("Invalid enum value '", "Invalid value '")):  # say what was expected
             reason += one_of(reason, allowed_values(raw, kind, named))
+        reason += _misspelt(reason, _raw_at(raw, named.rpartition(".")[0]))
         raise ContentError(source, named, in_words(reason), Lines(_text(data), fmt)(named)) from None
+
+
+def _misspelt(reason: str, parent: object) -> str:
+    """For a required field left out of ``parent`` (the object that lacks it), the key written in its place, if one
+    is close (``kindd`` for ``kind``): msgspec names only the field missing, which reads as if nothing was there."""
+    missing = _MISSING.fullmatch(reason)
+    if missing is None or not isinstance(parent, dict):
+        return ""
+    close = difflib.get_close_matches(missing["field"], [str(k) for k in parent], n=1)
+    return f" (it has `{close[0]}`: did you mean `{missing['field']}`?)" if close else ""
+
+
+def _raw_at(raw: object, path: str) -> object:
+    """The decoded value at the named ``path`` (:func:`name_keys`'s: ``$.effects[0]``) of ``raw``; None if there is
+    none."""
+    for name, index in _NAMED_STEP.findall(path[1:]):
+        if name:
+            key = json.loads(name) if name.startswith('"') else name
+            raw = raw.get(key) if isinstance(raw, dict) else None
+        else:
+            raw = raw[int(index)] if isinstance(raw, list) and int(index) < len(raw) else None
+    return raw
 
 
 #: One step of a named path (:func:`name_keys`): ``.name``, ``."a key"`` (a JSON string) or ``[index]``.

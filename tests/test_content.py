@@ -686,3 +686,16 @@ def test_a_condition_named_by_a_noun_is_had_not_been() -> None:
         "is Prone", "is Poisoned", "is Burning", "is Unseen", "is Dying", "has Curse", "has Mark of the Hunt"]
     assert (condition_held("Prone", held=False), condition_held("Curse", held=False)) == (
         "is no longer Prone", "no longer has Curse")
+
+
+def test_a_required_key_written_misspelt_is_named_with_the_key_written() -> None:
+    """An effect whose `kind` is written `kindd` is refused at its line, naming the key written and the one meant
+    (it said only "Object missing required field `kind`", as if nothing were there: a house-rules tester)."""
+    from omen_core.content import Ability
+
+    text = ('id = "x"\nname = "X"\nuse = "trigger"\ntrigger = { moment = "attack.rolled", owner = "attacker" }\n'
+            'effects = [{ kindd = "modifier", total = "hit", value = 1 }]\n')
+    with pytest.raises(ContentError) as info:
+        decode_content(text, Ability, source="lib.toml", fmt="toml")
+    assert (info.value.path, info.value.line) == ("$.effects[0].kind", 5)
+    assert "Object missing required field `kind` (it has `kindd`: did you mean `kind`?)" in str(info.value)
