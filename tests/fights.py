@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from omen_core import Fight, MemoryStore, ScriptedDice
-from omen_core.content import CombatantSheet
+from omen_core import Fight, ManualDice, MemoryStore, ScriptedDice
+from omen_core.content import CORE_RULESET, CombatantSheet, Ruleset
 from omen_core.events import Event, EventBase, StoredEvent
 from omen_core.machine import (
     DONE,
@@ -131,3 +131,18 @@ def assert_legal_order(records: list[StoredEvent]) -> None:
             stack[-1] = ORDER[(step, trigger)]
             if stack[-1] in DONE:
                 stack.pop()
+
+
+def interrupt_window(ruleset: Ruleset = CORE_RULESET) -> Fight:
+    """A manual-dice fight under ``ruleset`` whose open Interrupt window (C24) is Vesh's unarmed attack on Kael, for
+    Kael and Brin, both engaged with Vesh and past their first turns (initiative Kael, Brin, Vesh)."""
+    from tests.sheets import sheet
+
+    fight = Fight.start(MemoryStore(), "window", dice=ManualDice(), clock=lambda: 0, ruleset=ruleset, combatants=[
+        sheet("kael", AGI=(20, 0)), sheet("brin", AGI=(20, 0)), sheet("vesh", side="raiders")])
+    fight.roll_initiative(dice=[20, 19, 1])
+    for who in ("kael", "brin"):
+        fight.engage(who, "vesh")
+        fight.end_turn(who)
+    fight.attack("vesh", "kael", unarmed=True)
+    return fight

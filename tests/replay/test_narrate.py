@@ -547,17 +547,11 @@ def test_a_tie_the_agi_bonus_settles_is_told() -> None:
 def test_a_reaction_windows_cost_is_the_rulesets() -> None:
     """C22: under house rules where an Interrupt costs 1 Bonus Action, the window Vesh's attack opens for Kael and
     Brin is told as costing 1 (it said "2 Bonus Actions" whatever the ruleset: a house-rules tester)."""
-    from omen_core import ManualDice
     from omen_core.content import CORE_RULESET, ReactionCosts
+    from tests.fights import interrupt_window
 
-    house = msgspec.structs.replace(CORE_RULESET, name="house", reaction_costs=ReactionCosts(interrupt=1))
-    fight = Fight.start(MemoryStore(), "house", dice=ManualDice(), clock=lambda: 0, ruleset=house, combatants=[
-        sheet("kael", AGI=(20, 0)), sheet("brin", AGI=(20, 0)), sheet("vesh", side="raiders")])
-    fight.roll_initiative(dice=[20, 19, 1])
-    for who in ("kael", "brin"):
-        fight.engage(who, "vesh")
-        fight.end_turn(who)
-    fight.attack("vesh", "kael", unarmed=True)
+    fight = interrupt_window(msgspec.structs.replace(CORE_RULESET, name="house",
+                                                     reaction_costs=ReactionCosts(interrupt=1)))
     told = [line.text for line in narrate(fight.events)]
     assert any(text.strip().startswith("Interrupt (1 Bonus Action, C24) window for ") for text in told), told
     assert not any("2 Bonus Actions" in text for text in told), told

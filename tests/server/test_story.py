@@ -379,15 +379,9 @@ def test_two_interrupts_at_one_window_are_told_in_the_order_they_came() -> None:
     """C24: Vesh attacks Kael; Kael, then Brin answer the one Interrupt window, each missing (2 against 6): the
     attack's card tells Kael's Interrupt (#28) before Brin's (#36), right after the window (it told Brin's
     first: a tester)."""
-    from omen_core import ManualDice
+    from tests.fights import interrupt_window
 
-    fight = Fight.start(MemoryStore(), "two", dice=ManualDice(), clock=lambda: 0, combatants=[
-        sheet("kael", AGI=(20, 0)), sheet("brin", AGI=(20, 0)), sheet("vesh", side="raiders")])
-    fight.roll_initiative(dice=[20, 19, 1])
-    for who in ("kael", "brin"):
-        fight.engage(who, "vesh")
-        fight.end_turn(who)
-    fight.attack("vesh", "kael", unarmed=True)
+    fight = interrupt_window()
     fight.react("kael", unarmed=True, dice=[1, 1, 6])
     fight.react("brin", unarmed=True, dice=[1, 1, 6, 1, 1, 6])
     (lines,) = [said for headline, said in cards_for(fight, Sight(kind="gm")) if headline == "Vesh attacks Kael"]
