@@ -791,6 +791,8 @@ _HOOK_MARKS: dict[str, Callable[[Event], bool]] = {
     "save.resolved": lambda e: isinstance(e, ActionSettled) or _opened_at(e, "condition.applied"),
     "condition.applied": lambda e: isinstance(e, ActionSettled),
     "move.left": lambda e: isinstance(e, ActionSettled),
+    **{moment: lambda e: isinstance(e, ActionSettled) for moment in ("turn.start", "turn.end", "round.end",
+                                                                      "check.resolved")},
 }
 
 
@@ -1237,7 +1239,9 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
     verdicts: list[str] = []
     parts: list[Part] = []
     healing = _Healing()
+    passed = _not_offered(events, _ability_hooks(decl, events), known.told)
     for rec, state in events:
+        verdicts += passed.get(rec.seq, [])
         if (healed := healing.see(rec, state)) is not None:
             parts.append(healed)
         match rec.event:
@@ -1255,6 +1259,15 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
     verdicts += healed_words
     return Explanation(seq=first.seq, kind="ability", title=title, dice=_dice((r for r, _ in events), known.seed.given),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
+
+
+def _ability_hooks(decl: AbilityUsed | MomentReached, events: list[tuple[StoredEvent, FightState]]) -> tuple[str, ...]:
+    """The hook points an ability used on one's turn reached (its save resolved, a condition it applied), or the
+    moment of the round answered (C38): where :func:`_not_offered` looks for the owners passed over."""
+    if isinstance(decl, MomentReached):
+        return (decl.moment,)
+    saved = any(isinstance(rec.event, SaveResolved) for rec, _ in events)
+    return ("save.resolved", "condition.applied") if saved else ("condition.applied",)
 
 
 def _landed(event: DamageResolved | ResourceChanged, state: FightState) -> list[str]:

@@ -13,6 +13,7 @@ from omen_core import Fight
 from omen_core.content import Armor, Features, RageDice, SaveEffect, Shield, Weapon, WeaponProperty
 from omen_core.errors import BadInput
 from omen_core.events import (
+    AbilityUsed,
     AttackDeclared,
     BonusActionsRefilled,
     DamageResolved,
@@ -1528,6 +1529,76 @@ class TestADecisionPointNotOffered:
             found = explain_source(StoreSource(fight.store, fight.fight_id), seq, None, owners=owners.__contains__)
             return [v for v in found.verdicts if "not offered" in v]
         assert lines({"orc"}) == [] and len(lines({"ana"})) == 1
+
+    def test_a_moment_of_the_round_says_whom_it_passed_over(self) -> None:
+        """C38: Ana and Bea both hold Catch Breath (heal 1 at the round's end, while at 15 HP or less); the orc's
+        unarmed 5 takes Ana to 15, Bea stays at 20: the round's end is offered to Ana alone, and its explanation says
+        why Bea was not asked (a moment of the round said nothing of those it passed over)."""
+        from omen_core.content import Ability, decode_content
+        from omen_core.events import MomentReached
+        from tests.test_abilities import having
+
+        breath = decode_content('id = "breath"\nname = "Catch Breath"\nuse = "trigger"\n'
+                                'trigger = { moment = "round.end", owner = "self" }\n'
+                                'when = { owner_hp_at_most = 15 }\n'
+                                'effects = [{ kind = "heal", to = "actor", flat = 1 }]\n',
+                                Ability, fmt="toml")
+        fight = new_fight(having(sheet("ana"), breath), having(sheet("bea"), breath), sheet("orc", side="raiders"),
+                          faces=[5, 1, 2, 6, 1, 3])
+        fight.attack("orc", "ana", unarmed=True)
+        fight.defend("ana", None)
+        fight.roll_initiative()
+        for who in ("ana", "orc", "bea"):
+            fight.end_turn(who)
+        fight.answer_decision("breath", "ana", "use")
+        reached = next(r for r in fight.events if isinstance(r.event, MomentReached))
+        told = explain(fight.events, reached.seq).verdicts
+        assert told[0] == (f"Catch Breath (C37) not offered to bea at round.end (derived from the state before seq "
+                           f"{reached.seq + 1}; the log records only the decision points that opened): Catch Breath "
+                           "is offered only while owner at 15 HP or less (C37)")
+        assert told[1:] == ("ana answers breath: use (Catch Breath, C37)", "ana's HP 15 -> 16",
+                            "Catch Breath's healing (1) restores 1 HP to ana")
+
+    def test_a_save_ends_save_says_whom_it_passed_over(self) -> None:
+        """C38, C40, C41: Kael fails Poisoned's save as his turn ends (RES 3 - 1 = 2 against vesh's INT 4 + 2 = 6);
+        vesh's Venom Twist answers it, and Kael's Grit (1 Will, on his own failed save) is not offered: he has no
+        Will. The moment's explanation says so before vesh's answer (1d4 = 3 fire, 20 -> 17)."""
+        from omen_core.content import Ability, decode_content
+        from omen_core.events import MomentReached
+        from tests.decide.test_conditions import answered_fight, kael
+
+        grit = decode_content('id = "grit"\nname = "Grit"\nuse = "trigger"\ntrigger = { moment = "save.resolved", '
+                              'owner = "saver", outcome = "failure" }\ncost = { will = 1 }\n'
+                              'effects = [{ kind = "heal", to = "actor", flat = 1 }]\n', Ability, fmt="toml")
+        fight = answered_fight([3, 4, 3], kael_sheet=msgspec.structs.replace(kael(), will=0, abilities=(grit,)))
+        fight.apply_condition("kael", "Poisoned", by="vesh")
+        fight.end_turn("kael")
+        fight.answer_decision("venom_twist", "vesh", "use")
+        reached = next(r for r in fight.events if isinstance(r.event, MomentReached))
+        assert explain(fight.events, reached.seq).verdicts == (
+            f"Grit (C37) not offered to kael at save.resolved (derived from the state before seq {reached.seq + 1}; "
+            "the log records only the decision points that opened): 'kael' cannot pay 1 Will: 0 will to spend (C41)",
+            "vesh answers venom_twist: use (Venom Twist, C37)", "kael takes 3 fire (raw 3, C13)", "kael's HP 20 -> 17")
+
+    def test_an_ability_used_on_ones_turn_says_whom_its_condition_passed_over(self) -> None:
+        """C20, C38: Ana (initiative 6 against 1) uses Sweep on the orc on her turn: Prone applied; the orc's Quick
+        Recovery (1 Bonus Action: Prone ends, at condition.applied) is not offered, its first turn not come (Bonus
+        Actions before it are for defence only, C20), and the ability's explanation says so."""
+        from omen_core.commands import UseAbility
+        from omen_core.content import Ability, decode_content
+        from tests.test_abilities import having
+
+        trip = decode_content('id = "sweep"\nname = "Sweep"\nuse = "action"\n'
+                              'effects = [{ kind = "condition", to = "target", condition = "Prone" }]\n',
+                              Ability, fmt="toml")
+        fight = new_fight(having(sheet("ana"), trip), having(sheet("orc", side="raiders"), "quick_recovery"),
+                          faces=[6, 1])
+        fight.roll_initiative()
+        fight.execute(UseAbility(who="ana", ability="sweep", target="orc"))
+        used = next(r for r in fight.events if isinstance(r.event, AbilityUsed))
+        lines = [v for v in explain(fight.events, used.seq).verdicts if "not offered" in v]
+        assert len(lines) == 1 and lines[0].startswith("Quick Recovery (C37) not offered to orc at condition.applied ")
+        assert fight.state.combatants["orc"].has("Prone")
 
     def test_an_owner_unable_to_act_is_told_that_first(self) -> None:
         """docs/abilities.md's first gate: Ana, Paralysed, holds Ward (+2 defense when attacked, at attack.rolled);
