@@ -506,8 +506,9 @@ def _gm(state: FightState, history: History | None, unseen: frozenset[str]) -> I
                     note="the seed must hash to the commitment recorded at the start")
     yield from _named(state, history, "undo", None, "undo", "free", [Undo()],
                       (Argument(name="to_seq", takes="the seq of the first event to undo, with all after it (left "
-                                                     "out: the last command alone): the first event of an earlier "
-                                                     "command begun with no action in progress"),
+                                                     "out: back to the last command begun with no action in "
+                                                     "progress, a whole action with the answers inside it): the "
+                                                     "first event of an earlier such command"),
                        Argument(name="reason", takes="free text")))
     yield from _named(state, history, "redo", None, "undo", "free", [Redo()],
                       (Argument(name="reason", takes="free text"),))

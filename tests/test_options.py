@@ -895,11 +895,14 @@ class TestFreeArguments:
             ("kael", "Poisoned", "vesh"), ("vesh", "Poisoned", "kael")]
 
     def test_undo_to_seq_says_what_it_takes_as_a_whole_phrase(self) -> None:
-        """``undo``'s ``to_seq`` says what it takes in a phrase of its own (it began "or the first event of ...")."""
+        """``undo``'s ``to_seq`` says what it takes in a phrase of its own (it began "or the first event of ..."),
+        and what leaving it out takes: the whole action in progress, not "the last command alone", which a client
+        author read as the last answer inside an attack (docs/events.md "Undo": a tester)."""
         undo = next(o for o in in_round_2().options().offers if o.command == "undo")
         assert [(a.name, a.takes) for a in undo.free] == [
-            ("to_seq", "the seq of the first event to undo, with all after it (left out: the last command alone): the "
-                       "first event of an earlier command begun with no action in progress"),
+            ("to_seq", "the seq of the first event to undo, with all after it (left out: back to the last command "
+                       "begun with no action in progress, a whole action with the answers inside it): the first "
+                       "event of an earlier such command"),
             ("reason", "free text")]
 
 
