@@ -633,6 +633,27 @@ def head_as_get(app: ASGIApp) -> ASGIApp:
     return handle
 
 
+def no_store_by_default(app: ASGIApp) -> ASGIApp:
+    """``app`` with ``Cache-Control: no-store`` on every answer that does not say otherwise (the table's static
+    files say ``no-cache``): a seat's state, options, explanations and refusals are its own, read with its token,
+    and no cache between the server and the seat may keep them (RFC 9111 §5.2.2.5), errors included."""
+
+    async def handle(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+
+        async def stamped(message: Any) -> None:
+            if message["type"] == "http.response.start" and not any(
+                    name.lower() == b"cache-control" for name, _value in message.get("headers", ())):
+                message = {**message, "headers": [*message.get("headers", ()), (b"cache-control", b"no-store")]}
+            await send(message)
+
+        await app(scope, receive, stamped)
+
+    return handle
+
+
 def _allowed(allow: str, path: str) -> str:
     """An ``Allow`` header's methods with HEAD where GET is (:func:`head_as_get`), the stream's aside."""
     methods = {m.strip() for m in allow.split(",") if m.strip()}

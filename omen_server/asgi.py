@@ -108,6 +108,7 @@ from .app import (
     head_of,
     listen_for_commits,
     may_give_as_sent,
+    no_store_by_default,
     own_faces_only,
     physical_now,
     read_pasted,
@@ -716,7 +717,8 @@ def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: 
                    openapi_config=openapi_config(create_token is not None), before_request=_before(routes),
                    request_max_body_size=MAX_BODY_BYTES, compression_config=compression,
                    on_startup=[start_listening], on_shutdown=[stop.set, fights.stopping.set])
-    app.asgi_handler = head_as_get(app.asgi_handler)  # HEAD wherever GET (Litestar routes HEAD to @head alone)
+    app.asgi_handler = no_store_by_default(head_as_get(app.asgi_handler))  # HEAD wherever GET (Litestar routes
+    # HEAD to @head alone); no cache keeps a seat's answers
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
     return app
 

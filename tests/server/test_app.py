@@ -1149,6 +1149,19 @@ class TestHead:
                 head.headers["content-length"]) == (got.status_code, b"", got.headers.get("content-encoding"),
                                                     got.headers["content-length"])
 
+    def test_no_cache_keeps_a_seats_answers(self, table: Any) -> None:
+        """RFC 9111 §5.2.2.5: every answer but the table's static files (``no-cache``: kept, but asked again) says
+        ``Cache-Control: no-store``, a refusal, a 404 and a POST's answer too: a seat's state, options and
+        explanations are read with its token (only the table fragment said it: a tester)."""
+        table.create()
+        for path in self.PATHS:
+            answer = table.client.get(path, headers=table.auth())
+            wanted = "no-cache" if path.startswith("/static/") else "no-store"
+            assert answer.headers.get("cache-control") == wanted, (path, answer.status_code, answer.headers)
+        for answer in (table.client.get("/fights/duel/state"), table.client.get("/nowhere", headers=table.auth()),
+                       table.client.post("/fights/duel/commands", headers=table.auth(), json={"command": {}})):
+            assert answer.status_code >= 400 and answer.headers.get("cache-control") == "no-store", answer
+
     def test_head_on_the_stream_is_405_and_allow_lists_head_where_get_is(self, table: Any) -> None:
         """The live stream's GET never ends, so its HEAD is 405 (Allow: GET, OPTIONS); elsewhere OPTIONS and a
         405's Allow list HEAD beside GET."""
