@@ -962,9 +962,12 @@ class Audit(Visitor):
     def _damage(self, seq: int, event: DamageResolved, state: FightState) -> Iterator[Finding]:
         """The damage formula (C12) for an attack's own damage, and mitigation (C13) for all damage."""
         frame = state.pending
-        if isinstance(frame, AttackFrame) and frame.determination is not None and frame.determination.hit \
-                and not frame.damage:
-            yield from _compare(seq, "C12", "damage terms", damage_terms(state, frame), event.terms)
+        if isinstance(frame, AttackFrame) and frame.determination is not None and frame.determination.hit:
+            # the attack's own damage is the first its weapon names (an ability answering the hit may deal its own
+            # before it, C38; a branch's consequences come after it, C25): that one is C12's formula
+            own = frame.weapon.label if frame.weapon is not None else "unarmed"
+            if event.source == own and not any(d.source == own for d in frame.damage):
+                yield from _compare(seq, "C12", "damage terms", damage_terms(state, frame), event.terms)
         t = event.terms
         total = (t.dice + t.primary_bonus + t.crit_bonus + t.weapon_damage + sum(t.ability_dice)
                  + sum(m.value for m in t.modifiers))

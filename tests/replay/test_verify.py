@@ -230,6 +230,35 @@ class TestAttackAudit:
         findings = verify(reseal(log, i, forged)).findings
         assert (log[i].seq, "C13") in {(f.seq, f.rule) for f in findings}
 
+    def test_the_weapons_damage_is_the_one_held_to_c12_when_an_ability_deals_its_own_first(self) -> None:
+        """C12, C38: Crit Burst (1d6 fire at attack.determined) deals 4 before Pia's unarmed blow (5 + 2 + crit 2 =
+        9). The blow's terms forged (dice 5 -> 6, raw 10) and the chain re-sealed: the audit, recomputing the batch
+        event by event, holds the blow to C12's formula and says so at its seq, and holds the burst to its own roll
+        alone (it compared the burst with the blow's formula, and left the blow unchecked: a tester)."""
+        from omen_core.content import Ability, decode_content
+        from omen_core.events import DamageResolved
+
+        burst = decode_content('id = "burst"\nname = "Crit Burst"\nuse = "trigger"\ntrigger = { moment = '
+                               '"attack.determined", owner = "attacker", outcome = "crit" }\neffects = [{ kind = '
+                               '"damage", to = "target", dice = { count = 1, die = "d6" }, damage_type = "fire" }]\n',
+                               Ability, fmt="toml")
+        fight = Fight.start(MemoryStore(), "burst", dice=ScriptedDice([5, 6, 1, 4]), clock=lambda: 0)
+        fight.join(msgspec.structs.replace(sheet("pia", STR=(8, 2), FCS=(6, 2)), abilities=(burst,)))
+        fight.join(sheet("zed", side="raiders"))
+        fight.attack("pia", "zed", unarmed=True)
+        fight.defend("zed", None)
+        fight.answer_decision("burst", "pia", "use")
+        log = fight.events
+        assert verify(log).clean
+        first, blow = [i for i, r in enumerate(log) if isinstance(r.event, DamageResolved)]
+        assert (log[first].as_(DamageResolved).source, log[blow].as_(DamageResolved).source) == ("Crit Burst",
+                                                                                                 "unarmed")
+        terms = log[blow].as_(DamageResolved).terms
+        forged = msgspec.structs.replace(log[blow].event, terms=msgspec.structs.replace(
+            terms, dice=terms.dice + 1, raw=terms.raw + 1))
+        said = [(f.seq, f.rule) for f in verify(reseal(log, blow, forged)).findings if f.what == "damage terms"]
+        assert said == [(log[blow].seq, "C12")]
+
     def test_resealed_hit_total_is_caught(self) -> None:
         """A changed hit total is a C5 finding; a flipped hit flag is a §Hit Determination finding."""
         from omen_core.events import HitDetermined
