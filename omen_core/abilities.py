@@ -103,6 +103,13 @@ def uses_left(state: FightState, who: str, ability: Ability) -> int | None:
     return max(ability.uses.count - used, 0)
 
 
+def uses_back(who: str, ability: Ability) -> str:
+    """Until when ``who`` has no use of ``ability`` left, its uses spent (C41): per turn they come back as the
+    owner's turn starts (not as another's does), per round as a round starts (the first too), per fight never."""
+    per = ability.uses.per if ability.uses is not None else "fight"
+    return {"turn": f"until {who}'s next turn starts", "round": "until the next round starts"}.get(per, "this fight")
+
+
 def effects_of(ability: Ability, kind: type) -> tuple[Effect, ...]:
     """The ability's effects of one kind, in written order."""
     return tuple(e for e in ability.effects if isinstance(e, kind))
@@ -555,7 +562,7 @@ def _triggered(ability: Ability) -> Extension:
             f"{ability.name} is offered only {'with' if decl is not None else 'while'} {when_words(ability.when)} "
             "(C37)",
             lambda: None if uses_left(state, who, ability) != 0 else
-            f"{who} has no use of {ability.name} left this {ability.uses.per if ability.uses else 'fight'} (C41)",
+            f"{who} has no use of {ability.name} left {uses_back(who, ability)} (C41)",
             lambda: None if moment is None or _can_change(ability, moment) else
             f"the attack {'hits' if moment.attack_total > moment.defense_total else 'misses'} as it stands: "
             f"{ability.name} is offered only while it would {offered_while(ability)} (C38)",

@@ -1530,6 +1530,30 @@ class TestADecisionPointNotOffered:
             return [v for v in found.verdicts if "not offered" in v]
         assert lines({"orc"}) == [] and len(lines({"ana"})) == 1
 
+    def test_a_use_per_turn_is_said_to_come_back_as_its_owners_turn_starts(self) -> None:
+        """C41: Ana's Ward (+2 defense when attacked, once per turn) turns the orc's 2 + 1 against her 2 into a
+        miss on the orc's turn; on the goblin's turn (hers not come between) it is not offered, and explain says
+        until when: her next turn's start (it said "left this turn", and this is another turn: a new one)."""
+        from omen_core.content import Ability, decode_content
+        from tests.test_abilities import having
+
+        ward = decode_content('id = "ward"\nname = "Ward"\nuse = "trigger"\n'
+                              'trigger = { moment = "attack.rolled", owner = "target" }\n'
+                              'uses = { count = 1, per = "turn" }\n'
+                              'effects = [{ kind = "modifier", total = "defense", value = 2 }]\n', Ability, fmt="toml")
+        fight = new_fight(having(sheet("ana"), ward), sheet("orc", side="raiders"), sheet("gob", side="raiders"),
+                          faces=[1, 6, 5, 2, 1, 2, 2, 1, 2])
+        fight.roll_initiative()
+        assert fight.state.order == ("orc", "gob", "ana")
+        fight.attack("orc", "ana", unarmed=True)
+        fight.answer_decision("ward", "ana", "use")
+        fight.end_turn("orc")
+        fight.attack("gob", "ana", unarmed=True)
+        first, second = self.said(fight)
+        assert first == []
+        assert [line.rsplit("): ", 1)[1] for line in second] == [
+            "ana has no use of Ward left until ana's next turn starts (C41)"]
+
     def test_a_moment_of_the_round_says_whom_it_passed_over(self) -> None:
         """C38: Ana and Bea both hold Catch Breath (heal 1 at the round's end, while at 15 HP or less); the orc's
         unarmed 5 takes Ana to 15, Bea stays at 20: the round's end is offered to Ana alone, and its explanation says
