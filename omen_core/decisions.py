@@ -240,15 +240,17 @@ def point_at(step: str | None, reaction: str | None) -> DecisionPoint | None:
     return None
 
 
-def deferred_words(deferred: Deferred, whose: str = "") -> str:
+def deferred_words(deferred: Deferred, whose: str = "", *, current: bool = False) -> str:
     """A deferred cost in words (C41): what settles on the owner, and at which moment of its next turn (``whose``:
-    the owner, to name).
+    the owner, to name; ``current``: that next turn has begun, so it is the turn under way).
 
     >>> deferred_words(Deferred(at="end_of_next_turn", effects=(ApplyCondition(to="actor", condition="Fatigued"),)))
     'Fatigued at the end of next turn (C41)'
     >>> burn = DealDamage(to="actor", flat=3, damage_type="arcane")
     >>> deferred_words(Deferred(at="start_of_next_turn", effects=(burn,)), "cy")
     "3 arcane damage at the start of cy's next turn (C41)"
+    >>> deferred_words(Deferred(at="end_of_next_turn", effects=(burn,)), "cy", current=True)
+    "3 arcane damage at the end of cy's current turn (C41)"
     """
     said = []
     for effect in deferred.effects:
@@ -264,7 +266,7 @@ def deferred_words(deferred: Deferred, whose: str = "") -> str:
                 said.append(f"{condition} cleared")
     moment = "start" if deferred.at == "start_of_next_turn" else "end"
     owner = f"{whose}'s " if whose else ""
-    return f"{' and '.join(said)} at the {moment} of {owner}next turn (C41)"
+    return f"{' and '.join(said)} at the {moment} of {owner}{'current' if current else 'next'} turn (C41)"
 
 
 def extension_point(opened: DecisionOpened, step: str, deferred: Deferred | None = None) -> DecisionPoint:

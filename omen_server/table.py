@@ -686,13 +686,17 @@ def _until_short(until: str) -> str:
 
 def _until(state: FightState, sight: Sight, who: str) -> dict[str, str]:
     """Until when each of ``who``'s conditions lasts that lasts until a named combatant's next turn (C40), as the
-    seat may see it: the named one by its name, or "another combatant" for one the seat does not see."""
+    seat may see it: the named one by its name, or "another combatant" for one the seat does not see; once that
+    next turn has begun, its "current turn" (it read "next turn" all through the turn whose end cleared it: a
+    tester)."""
     found = {}
     for u in state.until:
         if u.who == who:
             named = state.combatants[u.of].sheet.name if sight.sees(u.of) and u.of in state.combatants \
                 else "another combatant"
-            found[u.condition] = f"the {'start' if u.moment == 'start_of_next_turn' else 'end'} of {named}'s next turn"
+            turn = "current" if u.armed else "next"  # (armed: that next turn is under way, and its end clears it)
+            moment = "start" if u.moment == "start_of_next_turn" else "end"
+            found[u.condition] = f"the {moment} of {named}'s {turn} turn"
     return found
 
 
@@ -834,7 +838,7 @@ def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
             continue
         sheet = combatant.sheet
         for a in _abilities_of(state, who):
-            owed = tuple(deferred_words(a.deferred, sheet.name) for p in state.deferred
+            owed = tuple(deferred_words(a.deferred, sheet.name, current=p.armed) for p in state.deferred
                          if p.who == who and p.ability == a.id) if a.deferred is not None else ()
             found.append(AbilityView(who=sheet.name, name=a.name, use=_ability_cost(a), when=when_words(a.when),
                                      summary=a.summary, left=uses_left(state, who, a),
@@ -1040,15 +1044,21 @@ def _staged_cost(staged: StagedView | None, answer: str, waiting: Any, state: An
 #: What comes after a hit is determined, as the hook point says it (C12), and as it is where no routing can come.
 _ROUTING_THEN = HOOK_POINTS["attack.determined"].then
 _DAMAGE_THEN = _ROUTING_THEN.replace("routing or the damage", "the damage")
+#: ... and where the attack missed: no damage (it said "the damage, as the hit calls for" of a miss: a tester).
+_MISS_THEN = "no damage (a miss): what the attack does on a miss, if anything (C25), then it settles"
 
 
 def _then_said(waiting: Waiting | None, state: FightState, sight: Sight) -> Waiting | None:
-    """The open decision with what comes after it said as it will be for this attack, to a seat that sees the
-    attacker's sheet: "the damage" where the attacker has no routing (it read "routing or the damage" to a GM whose
-    attacker had none: a tester); to the others as the hook point says it (whether a foe may route is its sheet's)."""
+    """The open decision with what comes after it said as it will be for this attack: after a miss, no damage (to
+    every seat: the miss is public); to a seat that sees the attacker's sheet, "the damage" where the attacker has
+    no routing (it read "routing or the damage" to a GM whose attacker had none: a tester); to the others as the
+    hook point says it (whether a foe may route is its sheet's)."""
     frame = state.pending
-    if waiting is None or waiting.resumes != _ROUTING_THEN or not isinstance(frame, AttackFrame) \
-            or not (sight.gm or sight.owns(frame.declaration.attacker)) or routes(state, frame):
+    if waiting is None or waiting.resumes != _ROUTING_THEN or not isinstance(frame, AttackFrame):
+        return waiting
+    if frame.determination is not None and not frame.determination.hit:  # a miss, which every seat has seen
+        return msgspec.structs.replace(waiting, resumes=_MISS_THEN)
+    if not (sight.gm or sight.owns(frame.declaration.attacker)) or routes(state, frame):
         return waiting
     return msgspec.structs.replace(waiting, resumes=_DAMAGE_THEN)
 

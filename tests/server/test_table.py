@@ -313,7 +313,7 @@ def test_every_seat_reads_its_whole_head_to_keep(table: Any) -> None:
 
 def test_a_condition_lasting_until_a_named_turn_says_until_when(table: Any) -> None:
     """C40: Vesh, Prone until the end of Kael's next turn (the GM's apply_condition with until and of), shows it
-    on every seat's strip: "until the end of Kael Arden's next turn"."""
+    on every seat's strip: "until the end of Kael Arden's next turn", and once that turn is under way "current"."""
     table.create()
     answer = table.command({"command": "apply_condition", "who": "vesh", "condition": "Prone",
                             "until": "end_of_next_turn", "of": "kael"})
@@ -323,6 +323,14 @@ def test_a_condition_lasting_until_a_named_turn_says_until_when(table: Any) -> N
     # on a phone the chip says it short (five lines at 390 px: a tester), and its box says it whole
     assert '<span class="left short"> till Kael Arden&#39;s next turn ends</span>' in text
     assert '<span class="short-only"> Now: until the end of Kael Arden&#39;s next turn.</span>' in text
+    # in Kael's turn, that next turn under way: its end, this turn's, clears it (it still read "next turn" then, and
+    # a player expected one turn more: a tester); then it is gone
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    text = fragment(table, table.gm)
+    assert '<span class="left long"> until the end of Kael Arden&#39;s current turn</span>' in text
+    assert '<span class="left short"> till Kael Arden&#39;s current turn ends</span>' in text
+    assert table.command({"command": "end_turn", "who": "kael"}).status_code == 201
+    assert "Kael Arden&#39;s current turn" not in fragment(table, table.gm)
 
 
 def _attr(text: str, name: str) -> str:
@@ -546,6 +554,30 @@ def test_a_triggered_uses_deferred_cost_is_said_with_its_answer(table: Any) -> N
         assert "Then the damage, as the hit calls for (C12).</span>" in fragment(table, token)
     assert "the damage, as the hit calls for" not in fragment(table, _seat(table, "Bob", "vesh"))
 
+
+def test_a_decision_after_a_miss_says_no_damage_comes(table: Any) -> None:
+    """C25: Kael's Shove Aside (on a miss: Vesh falls Prone) opens as his 1 + 1 misses Vesh's 6: every seat's box
+    says no damage comes, the miss's consequences and the attack's settling do (it said "Then the damage, as the
+    hit calls for (C12)" of a miss: a tester); Vesh's seat, not shown the decision, read "Then ." alone."""
+    shove = {"id": "shove_aside", "name": "Shove Aside", "use": "trigger",
+             "trigger": {"moment": "attack.determined", "owner": "attacker", "outcome": "miss"},
+             "effects": [{"kind": "condition", "to": "target", "condition": "Prone"}]}
+    table.create(dice="manual", combatants=[{**sheet("kael"), "abilities": [shove]}, sheet("vesh")])
+    alice = _seat(table, "Alice", "kael")
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    missed = table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                            "dice": [1, 1, 6]})
+    assert missed.status_code == 201, missed.text
+    if missed.json()["options"]["waiting"]["kind"] == "active_defense":
+        missed = table.command({"command": "answer_active_defense", "defender": "vesh", "defense": None})
+    assert missed.json()["options"]["waiting"]["kind"] == "shove_aside", missed.json()["options"]["waiting"]
+    for token in (alice, table.gm):
+        page = fragment(table, token)
+        assert ("Then no damage (a miss): what the attack does on a miss, if anything (C25), then it settles."
+                in page) and "as the hit calls for" not in page
+    # Vesh's player is told neither the decision nor what comes after it (Kael's sheet's), and no empty "Then ."
+    bob = fragment(table, _seat(table, "Bob", "vesh"))
+    assert "Waiting: a decision" in bob and "Then ." not in bob and "resumes" not in bob
 
 def test_an_ability_on_oneself_is_labelled_where_it_may_go_on_another(table: Any) -> None:
     """C37: Alice's Kael may use Healing Word on himself or on his ally Brin: the self choice says so ("Healing Word
