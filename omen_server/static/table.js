@@ -22,6 +22,7 @@
     if (!box) return;
     box.textContent = text;
     box.className = bad === "note" ? "note" : bad ? "problem" : "ok";
+    delete box.dataset.until;
   }
 
   // A refusal is shown next to the control that caused it (the form's own error line), and kept across a swap.
@@ -391,11 +392,24 @@
           if (panel.dataset.staged === "yours" && !wasMine && !typing && $("#rollbox")) {
             $("#rollbox").scrollIntoView({ block: "start" });
           }
+          // a decision newly awaited from this seat is brought into view as the roll box is, unless the reader is
+          // typing (a GM at the undo form far below saw nothing of the Attack of Opportunity now theirs: a tester)
+          const asked = $("#decision.yours", panel);
+          const askedBefore = before.querySelector ? before.querySelector("#decision.yours #decision-h") : null;
+          if (asked && !typing && panel.dataset.staged !== "yours"
+              && (!askedBefore || askedBefore.textContent !== $("#decision-h", asked).textContent)) {
+            const where = asked.getBoundingClientRect();
+            if (where.top < 0 || where.top > window.innerHeight - 80) asked.scrollIntoView({ block: "start" });
+          }
           if (Number(panel.dataset.head) !== head) {
             headBefore = head;
             changedAt = Date.now();
           }
           head = Number(panel.dataset.head);
+          // "the table moved on (to #N)" is said of the table at #N: once it has moved past, it is said no more (it
+          // stood above later decisions as if it were theirs: a tester)
+          const moved = $("#message");
+          if (moved && moved.dataset.until && head > Number(moved.dataset.until)) say("", false);
           // the banner a staged command left ("Waiting for Bob's dice.") says what the table waits for now: the
           // seat awaited now, or nothing once the dice are this seat's (its roll box says so) or nothing is staged
           const box = $("#message");
@@ -574,7 +588,10 @@
           // was done, and nothing is wrong; the table below is the new one. (A command staged for dice is another
           // 409: said as the problem it is, with what to do.)
           outcome = "moved";
-          say(`Not sent: the table moved on (to #${(await answer.json()).current_version}) before this reached it, so nothing was done. Look at the table again.`, "note");
+          const movedTo = (await answer.json()).current_version;
+          say(`Not sent: the table moved on (to #${movedTo}) before this reached it, so nothing was done. Look at the table again.`, "note");
+          const note = $("#message");
+          if (note) note.dataset.until = String(movedTo); // said no more once the table moves past it
         } else {
           const staged = answer.status === 409
             && String((await answer.clone().json().catch(() => ({}))).type || "").endsWith("/dice-staged");
@@ -652,6 +669,7 @@
         : "";
       const asked = said ? `This undoes ${said}.${again} Press again to confirm.` : "Nothing to undo.";
       if (line) line.textContent = asked;
+      clearAt(form); // a refusal of an earlier press ("reason is needed") no longer stands beside the confirmation
       form.dataset.armed = "yes";
       button.textContent = "Confirm the undo";
       tell(asked); // said to a screen reader too (the line is no live region: found by a blind tester)

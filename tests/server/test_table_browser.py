@@ -999,3 +999,77 @@ def test_a_save_ends_condition_is_applied_by_whom_the_gm_chose(tmp_path: Path) -
         assert [(e["who"], e["condition"], e.get("by")) for e in applied] == [("vesh", "Poisoned", "brin")]
     finally:
         server.stop()
+
+
+def test_a_decision_newly_yours_comes_into_view_and_a_stale_refusal_stays_in_sight_then_goes(tmp_path: Path
+                                                                                             ) -> None:
+    """The GM, scrolled down to the undo form, sees Vesh's Active Defense decision brought into view as Kael's
+    attack opens it (a tester's GM saw nothing of an Attack of Opportunity now theirs); on Alice's phone, scrolled
+    down, a tap the table had moved past is said where she looks (the note stays at the top of the screen: it was
+    112 px above it), and said no more once the table moves on (it stood above later decisions). The undo form's
+    "reason is needed" goes once the confirmation is asked (it stood beside it)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    try:
+        tokens = _manual_fight(server, "race", ("kael", "vesh"), "Alice", "kael")
+        gm_token = tokens[0]
+
+        def command(body: dict[str, Any]) -> dict[str, Any]:
+            status, answer = server.call("POST", "/fights/race/commands", {"command": body}, token=gm_token)
+            assert status == 201, answer
+            return dict(answer)
+
+        command({"command": "roll_initiative", "dice": [6, 1]})
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm, phone = _gm_and_alice(watch, browser, origin, "race", tokens)
+                gm.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+                assert gm.evaluate("window.scrollY") > 0
+                waiting = command({"command": "declare_attack", "attacker": "kael", "target": "vesh",
+                                   "weapon": "longsword", "dice": [3, 1, 1]})["options"]["waiting"]
+                assert waiting["kind"] == "active_defense", waiting
+                expect(gm.locator("#decision-h")).to_contain_text("Your decision")
+                gm.wait_for_function("() => { const r = document.querySelector('#decision').getBoundingClientRect();"
+                                     " return r.top >= 0 && r.top < innerHeight - 80; }")
+                command({"command": "answer_active_defense", "defender": "vesh", "defense": None})
+                command({"command": "end_turn", "who": "kael"})
+                waiting = command({"command": "declare_attack", "attacker": "vesh", "target": "kael",
+                                   "unarmed": True})["options"]["waiting"]
+                assert waiting["kind"] == "interrupt", waiting  # Kael's Interrupt window first (C24): passed
+                waiting = command({"command": "pass_reaction", "who": "kael", "dice": [6, 6, 1]})["options"]["waiting"]
+                assert waiting["kind"] == "active_defense", waiting
+                expect(phone.locator("#decision-h")).to_contain_text("Your decision")
+                # Alice's page answers as if shown the table before the last change (the race a tester ran: the
+                # GM answered first), scrolled to the foot of the page
+                phone.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+                assert phone.evaluate("window.scrollY") > 0
+                phone.evaluate("() => { const form = document.querySelector('#decision form.answer');"
+                               " form.dataset.seen = String(Number(form.dataset.head) - 1); form.requestSubmit(); }")
+                note = phone.locator("#message")
+                expect(note).to_contain_text("Not sent: the table moved on")
+                box = note.bounding_box()
+                assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 844, box
+                assert phone.evaluate("window.scrollY") > 0
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                phone.screenshot(path=str(ARTIFACTS / "table-phone-a-race-lost.png"))
+                command({"command": "answer_active_defense", "defender": "kael", "defense": None})  # the GM's
+                expect(note).to_have_text("")
+
+                undo = gm.locator("form[data-command=undo]")
+                undo.locator("button").click()
+                expect(undo.locator(".form-error")).to_contain_text("is needed")
+                undo.locator("input[data-path=reason]").fill("the wrong attack")
+                undo.locator("button").click()
+                expect(undo.locator(".undo-preview")).to_contain_text("This undoes #")
+                expect(undo.locator(".form-error")).to_have_text("")
+                unexpected = [e for e in watch.errors if "status of 409 (Conflict)" not in e]  # (the race's own)
+                assert unexpected == [] and watch.outside == [], (watch.errors, watch.outside)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
