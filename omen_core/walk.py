@@ -67,6 +67,7 @@ from .events import (
     is_salt,
     line_hash,
 )
+from .limits import named_twice
 from .logs import get_logger
 from .machine import (
     DONE,
@@ -574,6 +575,9 @@ class _Reader:
                     if canonical and rec.schema_version == version and not _same_line(encode_line(rec), raw):
                         self.line_no = line_no
                         self._edited(rec)
+                    elif canonical and rec.schema_version != version and (twice := named_twice(raw)) is not None:
+                        self.line_no = line_no
+                        self._named_twice(rec, twice)
                     expected, prev, last = seq + 1, rec.hash, rec
                     if cls in marks:
                         met.append((seq, rec.hash))
@@ -617,6 +621,14 @@ class _Reader:
 
     def _edited(self, rec: StoredEvent) -> None:
         what = "not in canonical form: its bytes were edited"
+        n = self.line_no
+        self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(self.source.where, n, what))
+
+    def _named_twice(self, rec: StoredEvent, path: str) -> None:
+        """A line of an older schema version (not held to today's written form, which it predates) giving a name
+        twice in one object: JSON readers differ on which value counts (RFC 7493), so its content is not one thing."""
+        what = (f"{path} is given twice in one object (readers differ on which counts): a line of schema version "
+                f"{rec.schema_version} is not held to today's written form, but to one value per name")
         n = self.line_no
         self._problem(Finding(seq=rec.seq, line=n, rule="format", what=what), LogCorrupted(self.source.where, n, what))
 

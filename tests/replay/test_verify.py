@@ -1419,6 +1419,39 @@ def fifth_line_versioned(version: int) -> list[bytes]:
     return forged
 
 
+def relabelled(version: int, edit: Callable[[int, bytes], bytes] = lambda _n, body: body) -> list[bytes]:
+    """The seeded log's lines, each saying schema version ``version`` and edited by ``edit(line number, body)``,
+    the chain re-sealed throughout, as a forger picking an older version would."""
+    from omen_core.events import SCHEMA_VERSION, chain_hash, encode_line
+
+    tail = len(',"hash":""}\n') + 64
+    prev, forged = "0" * 64, []
+    for n, line in enumerate((encode_line(rec) + b"\n" for rec in seeded_log()), 1):
+        body = re.sub(rb'"prev_hash":"[0-9a-f]{64}"', f'"prev_hash":"{prev}"'.encode(), line[:-tail] + b"}")
+        body = edit(n, body.replace(f'"schema_version":{SCHEMA_VERSION}'.encode(),
+                                    f'"schema_version":{version}'.encode()))
+        prev = chain_hash(prev, body)
+        forged.append(body[:-1] + f',"hash":"{prev}"}}\n'.encode())
+    return forged
+
+
+def test_a_name_given_twice_in_a_line_of_an_older_version_is_a_finding() -> None:
+    """docs/verify.md check 1: a log relabelled schema version 4 (re-sealed) is not held to today's written form,
+    which it predates (white space between names passes); but a die's face given twice in one object, which readers
+    take differently (the first, the last), is a format finding at its line (it verified clean, exit 0: a tester)."""
+    assert verify_lines(relabelled(4)).clean
+    spaced = relabelled(4, lambda n, body: body.replace(b',"seq":', b', "seq":') if n == 7 else body)
+    assert verify_lines(spaced).clean
+    roll = next(n for n, line in enumerate(relabelled(4), 1) if b'"face":' in line)
+
+    def twice(n: int, body: bytes) -> bytes:
+        return re.sub(rb'"face":(\d+)', rb'"face":\1,"face":\1', body, count=1) if n == roll else body
+    assert [(f.seq, f.line, f.rule, f.what) for f in verify_lines(relabelled(4, twice)).problems] == [
+        (roll, roll, "format", "$.event.dice[0].face is given twice in one object (readers differ on which counts): "
+                               "a line of schema version 4 is not held to today's written form, but to one value "
+                               "per name")]
+
+
 def test_a_schema_version_that_goes_back_mid_log_is_a_finding() -> None:
     """A re-sealed log whose fifth line says an older schema version than the lines before it (no writer appends
     under an older version than the log's: found by a tester) is a format finding at that seq; the log as written
