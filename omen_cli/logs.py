@@ -292,12 +292,17 @@ def snapshot(
                                                         "cache), and the folders that leaves empty.")] = False,
 ) -> None:
     """Take a snapshot of the fight's state now (a cache beside the log that speeds up replay --to and undo)."""
+    import contextlib
+
     from omen_core import Fight
+    from omen_core.errors import LogCorrupted
 
     with refusals():
         store, fight_id = open_fight(log_url, fight)
         snapshots = open_snapshots(log_url)
         if clear:
+            with contextlib.suppress(LogCorrupted):  # (a torn or damaged log's snapshots are cleared all the same)
+                store.version(fight_id)  # the log is looked at as every command does: a link out of the store refused
             held = len(snapshots.seqs(fight_id))
             snapshots.delete(fight_id)  # (called even with none: a folder that is a link is refused all the same)
             if held:

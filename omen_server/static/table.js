@@ -13,7 +13,7 @@
   // A shortcut key pressed again this soon after the table changed (a double press) answers the table as it was
   // before (no one reads a new table in less): it is sent with the head before the change, so a double press of E
   // ends one turn, not two. Another key, or the same one later, answers the table shown.
-  const KEY_SETTLE = 500; // ms
+  const KEY_SETTLE = 1000; // ms (0.5 s let a GM's slower double press, 0.7 s apart, end the next turn too: a tester)
   const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 
   // bad: true (a problem), false (done), or "note" (nothing done, and nothing wrong: said quietly)

@@ -984,6 +984,19 @@ class TestLinksOutOfAStore:
         assert result.exit_code == 2 and "symbolic link" in result.stderr and "outside the store" in result.stderr
         assert demo_log.read_bytes() == before
 
+    @pytest.mark.parametrize("fight", [[], ["--fight", "demo"]])
+    def test_clearing_the_snapshots_of_a_fight_whose_file_links_outside_is_refused(self, demo_log: Path,
+                                                                                   tmp_path: Path,
+                                                                                   fight: list[str]) -> None:
+        """docs/stores.md: such a link is refused for reading and writing alike; ``omen snapshot DIR/ --clear``
+        too exits 2 naming it (it said "'demo' had no snapshots to delete", exit 0: a tester)."""
+        store = tmp_path / "fights"
+        store.mkdir()
+        (store / "demo.jsonl").symlink_to(demo_log)
+        result = omen("snapshot", f"{store}/", "--clear", *fight)
+        assert result.exit_code == 2 and "symbolic link" in result.stderr and "outside the store" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
 
 _BROKEN_EXTENSION = """
 import pkgutil, sys, types
