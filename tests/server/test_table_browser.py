@@ -1036,6 +1036,10 @@ def test_a_decision_newly_yours_comes_into_view_and_a_stale_refusal_stays_in_sig
                 expect(gm.locator("#decision-h")).to_contain_text("Your decision")
                 gm.wait_for_function("() => { const r = document.querySelector('#decision').getBoundingClientRect();"
                                      " return r.top >= 0 && r.top < innerHeight - 80; }")
+                # Alice's phone, waiting on the GM's decision, keeps the top card's lines (they were hidden while any
+                # decision was open, hers or not: her own answer was nowhere on her first screen, a tester)
+                expect(phone.locator("#decision-h")).to_contain_text("Waiting")
+                expect(phone.locator("#top-card .outcome-lines").first).to_be_visible()
                 command({"command": "answer_active_defense", "defender": "vesh", "defense": None})
                 command({"command": "end_turn", "who": "kael"})
                 waiting = command({"command": "declare_attack", "attacker": "vesh", "target": "kael",
