@@ -22,6 +22,7 @@ from omen_core.content import condition_held
 from omen_core.events import DEFERRED_SOURCE, MITIGATION_TERMS, CritCheck, DefenseTotal, HitTotal
 from omen_core.hooks import moment_said
 from omen_core.parts import RollTotal
+from omen_core.seats import PLAYER_COMMANDS
 
 from .views import TOLD_REASONS, UNNAMED_DECISION, UNNAMED_EFFECT, SeenEvent
 
@@ -428,6 +429,20 @@ def _kind_of(command: dict[str, Any] | None) -> str:
     return str((command or {}).get("command", ""))
 
 
+#: Said after a player's own combatant's command the GM gave (the GM may give any seat's: docs/server.md).
+GM_GAVE = " (given by the GM)"
+
+#: The commands that answer inside an action (a window, a decision point): their first line says the answer.
+_ANSWERS = frozenset({"answer_active_defense", "react", "pass_reaction", "answer_catch", "answer_decision",
+                      "route_damage", "choose_will_conversion"})
+
+
+def _actor(command: dict[str, Any]) -> str | None:
+    """The combatant a player's command (as the scenario vocabulary writes it) acts for; None for a GM's."""
+    field_name = PLAYER_COMMANDS.get(str(command.get("command")))
+    return None if field_name is None else str(command.get(field_name))
+
+
 def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
           felt: Mapping[int, Sequence[tuple[str, int, int]]] | None = None,
           own: Collection[str] | None = None) -> list[StoryCard]:
@@ -462,6 +477,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     gm_ends: set[int] = set()  # the batches of the GM's end_fight: any other end is the engine's (C33), its note too
     titles: dict[int, str] = {}  # an action's decision point's title, where the seat sees it (an ability's name)
     bonuses: dict[str, dict[str, int]] = {}  # the attribute bonuses of the sheets the seat sees, by owner
+    gm_answered: set[int] = set()  # the batches of answers the GM gave for the seat's own combatants
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -470,8 +486,12 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         action = e.get("action") if isinstance(e.get("action"), int) else None
         if kind == "command_issued":
             command = e.get("command") if isinstance(e.get("command"), dict) else None
-            card = StoryCard(seq=rec.seq, kind=_kind_of(command),
-                             headline=_headline(command, names, gear, own, abilities), round=0)
+            headline = _headline(command, names, gear, own, abilities)
+            if own is not None and command and e.get("by") == "gm" and _actor(command) in own:
+                headline += GM_GAVE  # the seat's own combatant's command, given by the GM (a player saw an answer
+                if command.get("command") in _ANSWERS:  # hers as if she had chosen it: a tester)
+                    gm_answered.add(rec.batch)
+            card = StoryCard(seq=rec.seq, kind=_kind_of(command), headline=headline, round=0)
             if command and command.get("command") in TOLD_REASONS and str(command.get("reason") or "").strip():
                 reasons[rec.batch] = (str(command.get("who")), str(command["reason"]).strip())
             if command and command.get("command") == "stand_up":
@@ -553,6 +573,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             text = text.replace(f"against defense {total}:", f"against defense {total} (with {defended[action]}):", 1)
         if kind == "attack_declared" and isinstance(e.get("reacting_to"), int) and action is not None:
             reactions[action] = (e["reacting_to"], _n(names, e.get("attacker")), str(e.get("reaction") or ""))
+        if text and rec.batch in gm_answered:  # the answer's own line, the first of its batch: said the GM's
+            gm_answered.discard(rec.batch)
+            text += GM_GAVE
         told = _cancelled(action, reactions, by_action) if kind == "action_cancelled" and action is not None else []
         if action is not None:
             found = by_action.get(action)

@@ -672,7 +672,8 @@ def test_a_cancelled_action_tells_the_interrupt_that_cancelled_it(table: Any) ->
     assert _top_lines(fragment(table, table.gm))[-6:] == [
         f"{attack} with Spiked maul", declines, hit.format(" (4 primary die + 2 FCS die + 3 STR bonus)"),
         f"{damage} (4 on the primary die + 3 bonus + 5 WD = 12, armor \u2212 1 = 11)", *then]
-    assert _top_lines(fragment(table, bob))[-6:] == [attack, declines, hit.format(""), f"{damage}{defense}", *then]
+    assert _top_lines(fragment(table, bob))[-6:] == [attack, f"{declines} (given by the GM)", hit.format(""),
+                                                     f"{damage}{defense}", *then]  # the GM's answer for his Brin
 
 
 def test_a_player_reads_its_own_facts_terms_and_why(table: Any) -> None:
@@ -730,6 +731,27 @@ def test_at_setup_the_gms_first_screen_offers_what_comes_next(table: Any) -> Non
         in text
     assert table.command({"command": "roll_initiative"}).status_code == 201
     assert 'id="next-commands"' not in fragment(table, table.gm)
+
+
+def test_an_answer_the_gm_gave_for_a_players_combatant_says_so_to_the_player(table: Any) -> None:
+    """docs/server.md (the GM may answer any seat's decision): Skarn attacks Kael and the GM answers Kael's Active
+    Defense window: Alice's card says her Kael's answer was given by the GM (it read "Kael Arden declines ..." as if
+    she had chosen it: a tester); the GM's own card says nothing of it; the next answer, Alice's own, neither."""
+    table.create(names=("kael", "vesh", "skarn"), dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    for command in ({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                     "dice": [3, 2, 1]},
+                    {"command": "answer_active_defense", "defender": "kael"}):
+        answer = table.command(command)
+        assert answer.status_code == 201, answer.text
+    given = [line for line in _top_lines(fragment(table, alice)) if line.endswith(" (given by the GM)")]
+    assert len(given) == 1 and given[0].startswith("Kael Arden "), _top_lines(fragment(table, alice))
+    assert not any("given by the GM" in line for line in _top_lines(fragment(table, table.gm)))
+    for command in ({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
+                     "dice": [3, 2, 1]},):
+        assert table.command(command).status_code == 201
+    assert table.command({"command": "answer_active_defense", "defender": "kael"}, token=alice).status_code == 201
+    assert not any("given by the GM" in line for line in _top_lines(fragment(table, alice)))
 
 
 def test_a_hit_by_a_hidden_combatant_is_told_to_the_target_by_its_own_hp_alone(table: Any) -> None:

@@ -449,8 +449,8 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                 gm.keyboard.press("e")  # the focus on a radio: the keys still work
                 same_state(gm, player)
                 assert gm.locator(".table-panel").get_attribute("data-turn") == "vesh"
-                expect(player.locator("#announce")).to_have_text("End of turn: Kael Arden. Round 1: Vesh the "
-                                                                 "Cinder-Hand's turn")
+                expect(player.locator("#announce")).to_have_text("End of turn: Kael Arden (given by the GM). Round 1: "
+                                                                 "Vesh the Cinder-Hand's turn")  # Alice's Kael's
                 assert player.title() == "Round 1: Vesh the Cinder-Hand's turn · The ford · omen"
                 assert player.locator("#turn-commands").count() == 0
 
