@@ -57,9 +57,15 @@ INTERRUPTED = 130
 
 
 def _interrupted() -> None:
-    """Say, in one line, that a Ctrl-C stopped the command, and that what was written is whole."""
-    say("omen: interrupted (Ctrl-C): what was written is whole (a command is appended whole or not at all; an "
-        "output file is written beside and renamed into place; omen simulate writes its run at the end)")
+    """Say, in one line, that a Ctrl-C stopped the command, that what was written is whole, and what the command had
+    written by then (omen simulate stopped while writing its outputs at the end: the run written, a report's fight
+    pages half written and an earlier run's removed, said as exit 3 says them: a tester's report was left linking
+    pages that were gone, and the line said nothing was kept)."""
+    said = "omen: interrupted (Ctrl-C): what was written is whole (a command is appended whole or not at all; an " \
+        "output file is written beside and renamed into place; omen simulate writes its run at the end)"
+    if _WRITTEN:
+        said += f"; but omen had written: {'; '.join(_WRITTEN.values())}"
+    say(said)
 
 
 def _last_resort_types() -> tuple[type[BaseException], ...]:

@@ -935,6 +935,27 @@ def test_ctrl_c_is_said_in_one_line_and_leaves_no_run(tmp_path: Path) -> None:
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+def test_ctrl_c_while_the_outputs_are_written_says_what_was_written(tmp_path: Path) -> None:
+    """README (exit codes): a Ctrl-C that comes as the run writes its outputs (the run written, the report's fight
+    pages being written, an earlier run's removed) exits 130 and its one line says what had been written, as exit 3
+    does, the report's links broken included (it said only that nothing of an interrupted run is kept: a tester).
+    The SIGINT is the process's own, sent as its second fight page is rendered."""
+    page, out = tmp_path / "rep.html", tmp_path / "run.json"
+    args = ["simulate", str(EMBER_FORD_2V2), "--fights", "20", "--workers", "1", "--seed", SEED, "--out", str(out),
+            "--html", str(page)]
+    script = ("import os, signal, sys\nimport omen_replay.render as r\nreal, calls = r.render, []\n"
+              "def render(*a, **k):\n    calls.append(1)\n    if len(calls) == 2:\n"
+              "        os.kill(os.getpid(), signal.SIGINT)\n    return real(*a, **k)\n"
+              f"r.render = render\nsys.argv = ['omen', *{args!r}]\nfrom omen_cli import main\nmain()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 130, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("omen: interrupted (Ctrl-C): what was written is whole") and (
+        f"; but omen had written: the run written to {out}; 1 fight page in {tmp_path / 'rep-fights'} (the report "
+        f"{page} not yet: its links may be broken)") in line, line
+    assert out.exists() and not page.exists() and len(list((tmp_path / "rep-fights").iterdir())) == 1
+
+
 def test_the_report_on_an_80_column_terminal_cuts_no_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/simulate.md ("On a terminal the report fits its width"): at 80 columns each interval of the combatants'
     table is whole, its closing parenthesis too, names wrapping instead (the last column read "6." and "(3.5–10.2":
