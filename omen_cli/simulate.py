@@ -11,7 +11,7 @@ import secrets
 import shlex
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -472,9 +472,7 @@ def _clear_fight_pages(folder: Path) -> None:
 
 
 def _print_run(run: Run, saved: str, html: Path | None) -> None:
-    from rich.table import Table
-
-    from omen_replay.simulate.stats import share, signed
+    from omen_replay.simulate.stats import signed
 
     t = run.timing
     m = run.manifest
@@ -503,21 +501,7 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
         r = s.rounds
         _say(f"  rounds {r.mean:.2f} [dim](95 %: {r.low:z.2f} to {r.high:z.2f}; "
              f"{s.rounds_histogram[0][0]} to {s.rounds_histogram[-1][0]})[/]")
-        table = Table(box=None, padding=(0, 1), pad_edge=False)
-        rows = [(plain(c.name), plain(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}",
-                 f"{c.will_left.mean:.1f}/{c.max_will}", f"{c.dealt.mean:.1f}", f"{c.taken.mean:.1f}",
-                 share(c.down), share(c.falls_first)) for c in s.combatants]
-        for i, col in enumerate(("combatant", "side", "HP left", "Will left", "dealt", "taken", "down % (95 %)",
-                                 "first down % (95 %)")):
-            words = i < 2  # a name wraps at its spaces; a number is never cut (an interval's end read "27.…": a
-            widest = max((len(part) for row in rows for part in row[i].split()), default=1)  # tester, at 80
-            table.add_column(col, justify="left" if words else "right", overflow="fold",  # columns)
-                             min_width=None if words else widest)
-        for row in rows:
-            table.add_row(*row)
-        if out.is_terminal and out.measure(table).maximum > out.width - 2:  # rich lays a table without its edge
-            table.width = out.width - 2  # padding 2 characters too wide, cutting the last column's end: fitted here
-        _say(table)
+        _say(_combatants(s.combatants))
         ex = s.extremes
         for pick in (*ex.longest[:1], *ex.upsets[:1]):
             _say(f"  [dim]#{pick.index}: {escape(pick.why)}[/]")
@@ -536,6 +520,44 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
          + (f", report to {escape(str(html))}" if html else "")
          + f". Play a fight again: omen simulate --replay {escape(saved)} INDEX --log fight.jsonl"
          + (" --encounter A|B" if run.comparison is not None else "") + "[/]")
+
+
+#: The combatants' table's columns, as its header and as each combatant's line on a terminal too narrow for it.
+_COLUMNS = ("combatant", "side", "HP left", "Will left", "dealt", "taken", "down % (95 %)", "first down % (95 %)")
+
+
+def _combatants(combatants: Any) -> Any:
+    """The combatants' table: on a terminal too narrow for it whole (each name at its longest word, each number
+    whole), a block per combatant instead, its name, then its figures each named ("HP left 11.9/24; ..."): a
+    number is never cut nor a column dropped (at 70 columns the last interval lost its end, at 60 its column: a
+    tester)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from omen_replay.simulate.stats import share
+
+    rows = [(plain(c.name), plain(c.side), f"{c.hp_left.mean:.1f}/{c.max_hp}", f"{c.will_left.mean:.1f}/{c.max_will}",
+             f"{c.dealt.mean:.1f}", f"{c.taken.mean:.1f}", share(c.down), share(c.falls_first)) for c in combatants]
+    table = Table(box=None, padding=(0, 1), pad_edge=False)
+    for i, col in enumerate(_COLUMNS):
+        words = i < 2  # a name wraps at its spaces, never inside a word; a number is never cut
+        widest = max((len(part) for row in rows for part in row[i].split()), default=1)
+        table.add_column(col, justify="left" if words else "right", overflow="fold",
+                         min_width=max(widest, *(len(w) for w in col.split())))
+    for row in rows:
+        table.add_row(*row)
+    if not out.is_terminal:
+        return table
+    if out.measure(table).minimum > out.width - 2:  # (rich lays a table without its edge padding 2 characters wide)
+        lines = Text()
+        for row in rows:
+            named = [f"{name.replace(' (95 %)', '')} {value}"
+                     for name, value in zip(_COLUMNS[2:], row[2:], strict=True)]
+            lines.append(f"  {row[0]} ({row[1]}):\n    {'; '.join(named[:4])}\n    {'; '.join(named[4:])}\n")
+        return lines
+    if out.measure(table).maximum > out.width - 2:
+        table.width = out.width - 2  # fitted here: laid 2 characters too wide, rich cut the last column's end
+    return table
 
 
 def _say(*objects: object) -> None:

@@ -956,10 +956,14 @@ def test_ctrl_c_while_the_outputs_are_written_says_what_was_written(tmp_path: Pa
     assert out.exists() and not page.exists() and len(list((tmp_path / "rep-fights").iterdir())) == 1
 
 
-def test_the_report_on_an_80_column_terminal_cuts_no_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("width", [80, 70, 60, 40])
+def test_the_report_on_a_narrow_terminal_cuts_no_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         width: int) -> None:
     """docs/simulate.md ("On a terminal the report fits its width"): at 80 columns each interval of the combatants'
     table is whole, its closing parenthesis too, names wrapping instead (the last column read "6." and "(3.5–10.2":
-    a tester); no line is wider than 80."""
+    a tester); no line is wider than the terminal. Narrower, where the table cannot fit whole (at 70 columns the
+    last interval lost its end, at 60 its column was gone: a tester), each combatant is a line of its own, every
+    figure named and whole, no word cut ("warde/ns")."""
     import io
 
     from rich.console import Console
@@ -971,16 +975,19 @@ def test_the_report_on_an_80_column_terminal_cuts_no_number(tmp_path: Path, monk
     assert omen("simulate", EMBER_FORD_2V2, "--fights", 40, "--workers", 1, "--seed", SEED, "--out", out).exit_code == 0
     run = read_run(out.read_bytes(), str(out))
     screen = io.StringIO()
-    terminal = Console(file=screen, width=80, force_terminal=True, color_system=None, highlight=False)
+    terminal = Console(file=screen, width=width, force_terminal=True, color_system=None, highlight=False)
     monkeypatch.setattr(simulate, "out", terminal)
     simulate._print_run(run, str(out), None)
     lines = screen.getvalue().splitlines()
-    assert max(len(line) for line in lines) <= 80, lines
+    assert max(len(line) for line in lines) <= width, lines
     cells = " ".join(lines)
+    words = {word.rstrip(";") for word in cells.split()}
     for combatant in run.encounters[0].summary.combatants:
+        assert set(combatant.name.split()) | {combatant.side} <= words | {f"({combatant.side}):"}, (combatant, lines)
         for rate in (combatant.down, combatant.falls_first):
             low, high = (f"{100 * bound:.1f}" for bound in (rate.low, rate.high))
-            assert f"({low}–{high})" in cells.replace(" ", "") or f"({low}–{high})" in cells, (low, high, lines)
+            assert f"({low}–{high})" in words, (low, high, lines)
+            assert f"{100 * rate.rate:.1f}" in words, (rate, lines)
 
 
 def test_the_pages_replay_commands_work_from_any_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
