@@ -603,17 +603,24 @@ def _outcome(r: FightRecord) -> str:
     return f"no single side won in {rounds} ({r.defeated} defeated)"
 
 
-def _another_differs(run: Run, index: int, which: str | None) -> int | None:
-    """Another fight of ``run`` (0, or 1 when ``index`` is 0) if it too comes out otherwise than its record: then
-    not one record but what every fight is made from (the manifest: the seed, say) was edited. None if it comes out
-    as recorded, or the run has no other fight."""
+#: How many other fights ``--replay`` plays again to tell a record edited from the manifest edited.
+CROSS_CHECKS = 8
+
+
+def _another_differs(run: Run, index: int, which: str | None) -> tuple[int | None, list[int]]:
+    """The first of the run's other fights (the first :data:`CROSS_CHECKS` of them) that too comes out otherwise than
+    its record: then not one record but what every fight is made from (the manifest: the seed, say) was edited; and
+    the fights checked. One fight alone was not enough: a draw where no one dealt damage comes out alike under any
+    seed, and the message blamed the record (a tester)."""
     from omen_replay.simulate.run import regenerate
 
-    other = 1 if index == 0 else 0
-    if other >= run.manifest.fights:
-        return None
-    played, recorded = regenerate(run, other, which)
-    return other if played.record != recorded else None
+    checked = []
+    for other in (i for i in range(min(run.manifest.fights, CROSS_CHECKS + 1)) if i != index):
+        checked.append(other)
+        played, recorded = regenerate(run, other, which)
+        if played.record != recorded:
+            return other, checked
+    return None, checked
 
 
 def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, as_json: bool) -> None:
@@ -661,14 +668,19 @@ def _replay(run_file: Path, index: int, log_url: str | None, which: str | None, 
         from omen_replay.simulate.policies import BUILT_IN
 
         own = sorted({p for p in run.manifest.policies.values() if p not in BUILT_IN})
-        other = None if changed or run.manifest.omen != __version__ else _another_differs(run, index, which)
+        other, checked = (None, []) if changed or run.manifest.omen != __version__ else \
+            _another_differs(run, index, which)
+        alike = ("" if other is not None or not checked else
+                 f" (fight {checked[0]}, played again too, comes out as recorded)" if len(checked) == 1 else
+                 f" ({len(checked)} other fights played again too, {checked[0]} to {checked[-1]}, come out as "
+                 "recorded)")
         what = (f"fight {other} comes out otherwise too: the run file's manifest (its seed, policies, round limit "
                 f"or HP display) was edited since the run" if other is not None else
                 f"the run file's record of fight {index} was edited since the run")
         why = (f"the run file's encounter {', '.join(changed)} no longer hashes to the digest the run recorded: "
                "edited since the run" if changed else
                f"the run and this omen are both omen {__version__}: {what}"
-               + (f", or the policy {', '.join(own)} plays otherwise now" if own else "")
+               + (f", or the policy {', '.join(own)} plays otherwise now" if own else "") + alike
                if run.manifest.omen == __version__ else
                f"the run: omen {run.manifest.omen}; this omen may rule differently")
         err.print(f"[bold red]omen: error:[/] fight {index} came out differently from the run's record "

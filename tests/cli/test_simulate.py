@@ -528,7 +528,7 @@ class TestBadInput:
         assert result.exit_code == 1, result.output
         said = " ".join(result.output.split())
         assert f"the run and this omen are both omen {run['manifest']['omen']}: the run file's record of fight 0 " \
-               "was edited since the run" in said
+               "was edited since the run (8 other fights played again too, 1 to 8, come out as recorded)" in said
         assert "may rule differently" not in said
 
     def test_a_fight_that_comes_out_otherwise_with_a_policy_of_ones_own_names_it_too(self, tmp_path: Path) -> None:
@@ -705,6 +705,28 @@ class TestReplayTakesNoRunOption:
                 "the run file's manifest (its seed, policies, round limit or HP display) was edited since the run)"
                 ) in said
         assert "record of fight" not in said
+
+    def test_a_seed_edited_is_told_from_a_record_though_the_first_other_fight_comes_out_alike(
+            self, ember_run: Path, tmp_path: Path) -> None:
+        """The seed edited, and fight 0 coming out as recorded all the same (as a draw where no one dealt damage
+        does under any seed: here its record is made the one the new seed gives): fight 5 played again is still
+        said as the manifest edited, found by the next fight checked (one other fight alone blamed fight 5's
+        record: a tester)."""
+        import msgspec
+
+        from omen_replay.simulate.run import read_run, regenerate
+
+        run = json.loads(ember_run.read_text())
+        run["manifest"]["seed"] = "ff" * 16
+        edited = tmp_path / "s.json"
+        edited.write_text(json.dumps(run))
+        played, _recorded = regenerate(read_run(edited.read_bytes(), str(edited)), 0, None)
+        run["encounters"][0]["records"][0] = msgspec.to_builtins(played.record)
+        edited.write_text(json.dumps(run))
+        result = omen("simulate", "--replay", edited, 5, "--log", tmp_path / "f.jsonl")
+        assert result.exit_code == 1, result.output
+        said = " ".join(result.output.split())
+        assert "fight 1 comes out otherwise too: the run file's manifest" in said and "record of fight" not in said
 
     def test_a_run_file_without_its_format_is_refused(self, ember_run: Path, tmp_path: Path) -> None:
         """A run file whose ``format`` key was deleted is refused, exit 2, no log (it was played as the current
