@@ -160,9 +160,15 @@ def load_scenario(path: str | Path, *, seeded_elsewhere: bool = False) -> Scenar
         _check_listed(sheet, origins[index] or str(p), "$" if origins[index] else f"$.combatants[{index}]",
                       libraries, locate if not origins[index] else None)
     steps = tuple(_step(entry, i, str(p), locate) for i, entry in enumerate(_array(raw, "commands", p, locate)))
+    scenario = Scenario(source=str(p), settings=settings, ruleset=ruleset, combatants=combatants, steps=steps,
+                        origins=origins, libraries=written_in)
+    for index, sheet in enumerate(combatants):  # an id twice, said as the join would, before any command naming one
+        if any(other.id == sheet.id for other in combatants[:index]):  # (an engage naming another id was refused
+            twice = RuleViolation("setup", f"a combatant with id {sheet.id!r} has already joined", field="$.id")
+            twice.sheet_index = index                                  # first, "joined: a, a": a tester)
+            raise _refused_sheet(scenario, twice)
     _check_named(steps, [sheet.id for sheet in combatants], str(p), locate)
-    return Scenario(source=str(p), settings=settings, ruleset=ruleset, combatants=combatants, steps=steps,
-                    origins=origins, libraries=written_in)
+    return scenario
 
 
 def _check_listed(sheet: CombatantSheet, source: str, where: str, libraries: tuple[tuple[str, AbilityLibrary], ...],

@@ -498,6 +498,20 @@ def test_a_file_read_as_a_library_or_ruleset_says_so(tmp_path: Path, key: str, k
     assert f"unknown field `fight` (read as {kind}, as s.toml:3 names it)" in str(info.value)
 
 
+def test_a_combatant_id_given_twice_is_said_before_a_command_naming_another(tmp_path: Path) -> None:
+    """docs/scenarios.md: two combatants with one id are refused at the second's id, its line, whatever the commands
+    after them name (with a command naming the other id, it said "no combatant 'bo' has joined by this command
+    (joined: ash, ash)", blaming the command: a tester)."""
+    text = DUEL.replace('id = "bo"', 'id = "ash"', 1)
+    assert 'id = "ash"' in text and 'id = "bo"' not in text
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(write(tmp_path, text, "twice.toml"))
+    lines = text.splitlines()
+    line = 1 + next(i for i, x in enumerate(lines) if x == 'id = "ash"' and i > lines.index('id = "ash"'))
+    assert str(info.value) == (f"{tmp_path / 'twice.toml'}:{line}: the rules refuse this combatant: [setup] a "
+                               "combatant with id 'ash' has already joined (at $.combatants[1].id)")
+
+
 def test_a_command_naming_a_combatant_not_joined_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     """docs/scenarios.md: a misspelt id in a command ("bp" for "bo") is refused at load, exit 2's error naming the
     file, the command's line, the field and a close id; nothing is written (it was refused mid-run, exit 3, the
