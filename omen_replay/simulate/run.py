@@ -484,6 +484,14 @@ def key_of(run: Run) -> str:
 
 def read_run(text: bytes, source: str) -> Run:
     """A run's file, decoded; :class:`RunError` naming the file and the field otherwise."""
+    start = text.lstrip()[:1]
+    if start != b"{":  # (msgspec said "Expected `object`, got `array`" of an encounter's TOML: a tester)
+        toml = " (an encounter is played as omen simulate ENCOUNTER.toml; --replay takes the run it wrote)" \
+            if source.endswith(".toml") else ""
+        raise RunError(f"{source}: not a run of omen simulate: a run's file is one JSON object, as omen simulate "
+                       f"writes it (out/simulations/, or --out); this one starts with "
+                       f"{start.decode('latin-1')!r}{toml}" if start else
+                       f"{source}: not a run of omen simulate: the file is empty")
     try:
         said = msgspec.json.decode(text, type=_Format).format
         if said in OLDER_FORMATS:

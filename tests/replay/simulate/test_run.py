@@ -148,6 +148,18 @@ class TestARunsFile:
         with pytest.raises(RunError, match=f"run.json: {said}"):
             read_run(text, "run.json")
 
+    def test_an_encounter_given_as_a_run_is_said_to_be_one(self) -> None:
+        """An encounter's TOML given to --replay is no run, said in words (it said "Expected `object`, got `array`"
+        of its first `[fight]`: a tester); an empty file is said empty."""
+        with pytest.raises(RunError) as info:
+            read_run(b'[fight]\nid = "duel"\n', "duel.toml")
+        assert str(info.value) == ("duel.toml: not a run of omen simulate: a run's file is one JSON object, as omen "
+                                   "simulate writes it (out/simulations/, or --out); this one starts with '[' (an "
+                                   "encounter is played as omen simulate ENCOUNTER.toml; --replay takes the run it "
+                                   "wrote)")
+        with pytest.raises(RunError, match=r"^run\.json: not a run of omen simulate: the file is empty$"):
+            read_run(b" \n", "run.json")
+
     @pytest.mark.parametrize(("where", "key", "value"), [
         (("encounters", 0, "records", 0), "ended", "won"),
         (("encounters", 0, "records", 0), "colour", "red"),
