@@ -53,7 +53,7 @@ from omen_replay.render import environment
 from .app import Fights, SeatEntry, StagedView, _errors, _seat, command_rolls, fights_page, physical_now
 from .decision import ChoiceFacts, DecisionFacts, decision_facts
 from .keep import Seat
-from .story import SHIELD, StoryCard, story, top_card
+from .story import GM_GAVE, SHIELD, StoryCard, story, top_card
 from .views import PLAYER_COMMANDS, CombatantView, SeenEvent, Sight, combatant_views, seen_event
 
 __all__ = ["table_routes", "panel_html", "CSP", "COMMAND_TITLES"]
@@ -345,6 +345,7 @@ class Panel:
     top_folded: list[str] = field(default_factory=list)
     abilities: list[AbilityView] = field(default_factory=list)
     top_lines: list[str] = field(default_factory=list)
+    top_gm_gave: list[str] = field(default_factory=list)  # its lines of the seat's commands the GM gave
     end_said: str = ""  # how the fight ended, in words, once it has (the fight bar keeps it on the first screen)
     staged_tie: list[str] = field(default_factory=list)  # those a staged command's roll-off is for (C19), all seen
     tie_rolled: bool = False  # the staged roll-off's tie is rolled (else: only possible, their faces not all in)
@@ -1217,6 +1218,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     result.undo_preview = undo_preview(cards)
     result.abilities = abilities_now
     result.top_folded, result.top_lines = fold(result.top.lines if result.top else [])
+    result.top_gm_gave = [line for line in (result.top.lines if result.top else []) if line.endswith(GM_GAVE)]
     result.status = status_of(result)
     result.announce = (f"The fight is over: {result.end_said}" if result.end_said else "The fight is over") \
         if result.ended else ". ".join(x for x in (_said(result.top), result.status) if x)

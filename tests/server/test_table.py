@@ -322,7 +322,7 @@ def test_a_condition_lasting_until_a_named_turn_says_until_when(table: Any) -> N
     assert '<span class="left long"> until the end of Kael Arden&#39;s next turn</span>' in text
     # on a phone the chip says it short (five lines at 390 px: a tester), and its box says it whole
     assert '<span class="left short"> till Kael Arden&#39;s next turn ends</span>' in text
-    assert '<span class="short-only"> Now: until the end of Kael Arden&#39;s next turn.</span>' in text
+    assert re.search(r'<span class="short-only">\.? Now: until the end of Kael Arden&#39;s next turn\.</span>', text)
     # in Kael's turn, that next turn under way: its end, this turn's, clears it (it still read "next turn" then, and
     # a player expected one turn more: a tester); then it is gone
     assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
@@ -746,6 +746,8 @@ def test_an_answer_the_gm_gave_for_a_players_combatant_says_so_to_the_player(tab
         assert answer.status_code == 201, answer.text
     given = [line for line in _top_lines(fragment(table, alice)) if line.endswith(" (given by the GM)")]
     assert len(given) == 1 and given[0].startswith("Kael Arden "), _top_lines(fragment(table, alice))
+    # said apart too, for a phone whose own decision hides the card's lines (table.css shows it there alone)
+    assert f'<p class="gm-gave">{html.escape(given[0])}</p>' in fragment(table, alice)
     assert not any("given by the GM" in line for line in _top_lines(fragment(table, table.gm)))
     for command in ({"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul",
                      "dice": [3, 2, 1]},):
@@ -1911,9 +1913,16 @@ def test_a_condition_with_two_limits_says_whichever_comes_first(table: Any) -> N
     answer = table.command({"command": "apply_condition", "who": "kael", "condition": "Fatigued", "by": "vesh",
                             "until": "end_of_next_turn"})
     assert answer.status_code == 201, answer.text
-    chip = re.sub(r"<[^>]+>", "", fragment(table, table.gm))
+    text = fragment(table, table.gm)
+    chip = re.sub(r"<[^>]+>", "", text)
     assert re.search(r"Fatigued 3 ticks left, at [a-z ]+, or until the end of Vesh the Cinder-Hand's next turn, "
                      r"whichever comes first", chip.replace("&#39;", "'")), chip[:2000]
+    # a phone's chip names its unit ("3 left" read as nothing in particular: a tester), and its box's "Now:" is a
+    # sentence of its own (it ran on from the condition's words: "... the GM's to apply Now: 3 ticks left ...")
+    assert '<span class="left short"> 3 ticks left or till Vesh the Cinder-Hand&#39;s next turn ends</span>' in text
+    said = re.search(r'<p class="cond-said">Fatigued: ([^<]*)<span class="short-only">([^<]*)</span>', text)
+    assert said is not None and re.match(r"\.? Now: 3 ticks left", said.group(2)), said
+    assert (said.group(1) + said.group(2)).count(". Now:") == 1
 
 
 def test_the_end_turn_form_asks_for_the_dice_ending_the_turn_rolls(table: Any) -> None:

@@ -1048,6 +1048,11 @@ def test_a_decision_newly_yours_comes_into_view_and_a_stale_refusal_stays_in_sig
                 waiting = command({"command": "pass_reaction", "who": "kael", "dice": [6, 6, 1]})["options"]["waiting"]
                 assert waiting["kind"] == "active_defense", waiting
                 expect(phone.locator("#decision-h")).to_contain_text("Your decision")
+                # the GM passed Kael's Interrupt for Alice: her phone, its own decision open (the card's lines
+                # hidden), says so at the top card (a tester saw it only in the log, far down)
+                expect(phone.locator("#top-card .gm-gave")).to_be_visible()
+                expect(phone.locator("#top-card .gm-gave")).to_contain_text("(given by the GM)")
+                expect(gm.locator("#top-card .gm-gave")).to_have_count(0)
                 # Alice's page answers as if shown the table before the last change (the race a tester ran: the
                 # GM answered first), scrolled to the foot of the page
                 phone.evaluate("window.scrollTo(0, document.body.scrollHeight)")
