@@ -63,9 +63,7 @@ def _interrupted() -> None:
     pages that were gone, and the line said nothing was kept)."""
     said = "omen: interrupted (Ctrl-C): what was written is whole (a command is appended whole or not at all; an " \
         "output file is written beside and renamed into place; omen simulate writes its run at the end)"
-    if _WRITTEN:
-        said += f"; but omen had written: {'; '.join(_WRITTEN.values())}"
-    say(said)
+    say(said + _written_said())
 
 
 def _last_resort_types() -> tuple[type[BaseException], ...]:
@@ -369,11 +367,16 @@ def _root(
         configure_logging(log_format, log_level)
 
 
+def _written_said() -> str:
+    """What the command had written (:func:`wrote`), as a failure or an interrupt after it says it; "" if nothing."""
+    return f"; but omen had written: {'; '.join(_WRITTEN.values())}" if _WRITTEN else ""
+
+
 def bad_input(message: str, code: int = 2) -> NoReturn:
     """One line on standard error, ``omen: error: ...``, and the exit code: 2 (bad input, nothing written), 1 (a
     lost race), or 3 if the command had written something (the line then says what)."""
     if _WRITTEN:
-        message = f"{message}; but omen had written: {'; '.join(_WRITTEN.values())}"
+        message += _written_said()
         code = REPORT_LOST
     err.print(f"[bold red]omen: error:[/] {escape(message)}")
     raise typer.Exit(code)

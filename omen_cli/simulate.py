@@ -548,14 +548,15 @@ def _combatants(combatants: Any) -> Any:
         table.add_row(*row)
     if not out.is_terminal:
         return table
-    if out.measure(table).minimum > out.width - 2:  # (rich lays a table without its edge padding 2 characters wide)
+    measured = out.measure(table)
+    if measured.minimum > out.width - 2:  # (rich lays a table without its edge padding 2 characters wide)
         lines = Text()
         for row in rows:
             named = [f"{name.replace(' (95 %)', '')} {value}"
                      for name, value in zip(_COLUMNS[2:], row[2:], strict=True)]
             lines.append(f"  {row[0]} ({row[1]}):\n    {'; '.join(named[:4])}\n    {'; '.join(named[4:])}\n")
         return lines
-    if out.measure(table).maximum > out.width - 2:
+    if measured.maximum > out.width - 2:
         table.width = out.width - 2  # fitted here: laid 2 characters too wide, rich cut the last column's end
     return table
 

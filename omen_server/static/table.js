@@ -408,11 +408,10 @@
           head = Number(panel.dataset.head);
           // "the table moved on (to #N)" is said of the table at #N: once it has moved past, it is said no more (it
           // stood above later decisions as if it were theirs: a tester)
-          const moved = $("#message");
-          if (moved && moved.dataset.until && head > Number(moved.dataset.until)) say("", false);
+          const box = $("#message");
+          if (box && box.dataset.until && head > Number(box.dataset.until)) say("", false);
           // the banner a staged command left ("Waiting for Bob's dice.") says what the table waits for now: the
           // seat awaited now, or nothing once the dice are this seat's (its roll box says so) or nothing is staged
-          const box = $("#message");
           if (box && box.textContent.startsWith("Waiting for ")) {
             const awaiting = panel.dataset.awaiting || "";
             if (awaiting) say(`Waiting for ${awaiting}'s dice.`, false);
