@@ -266,11 +266,10 @@ def configure_logging(fmt: LogFormat, level: str) -> None:
 
     import structlog
 
-    renderer = (structlog.processors.JSONRenderer() if fmt is LogFormat.json
-                else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+    from omen_core.logs import host_processors
+
     structlog.configure(
-        processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
-                    *([structlog.processors.format_exc_info] if fmt is LogFormat.json else []), renderer],
+        processors=host_processors(json=fmt is LogFormat.json, colors=sys.stderr.isatty()),
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
         logger_factory=structlog.PrintLoggerFactory(cast(TextIO, Stderr())),
         cache_logger_on_first_use=False,

@@ -12,7 +12,7 @@ import operator
 import sys
 from typing import Any
 
-__all__ = ["get_logger"]
+__all__ = ["get_logger", "host_processors"]
 
 
 def _structlog() -> Any:
@@ -66,3 +66,17 @@ def _same(kept: tuple[Any, ...], config: tuple[Any, ...]) -> bool:
 def get_logger(name: str) -> Any:
     """A logger named ``name`` that prints nothing until the host configures structlog."""
     return _QuietUntilConfigured(name)
+
+
+def host_processors(json: bool, colors: bool = False) -> list[Any]:
+    """The structlog processors the CLI and the server configure (``--log-format console|json``): the level, an
+    ISO time in UTC, and one line per event, human or JSON. A traceback is printed plain, without the values of
+    its frames' variables: structlog's console renderer shows them by default where ``rich`` is installed, and
+    in the server they held bearer tokens (a request's headers) and GM-only facts (a fight's notes, its hidden
+    state), which a log must never (a tester's 500)."""
+    import structlog
+
+    renderer = (structlog.processors.JSONRenderer() if json
+                else structlog.dev.ConsoleRenderer(colors=colors, exception_formatter=structlog.dev.plain_traceback))
+    return [structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
+            *([structlog.processors.format_exc_info] if json else []), renderer]

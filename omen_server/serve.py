@@ -64,11 +64,10 @@ def configure_logging(fmt: str = "console", level: str = "warning") -> None:
 
     import structlog
 
-    renderer = (structlog.processors.JSONRenderer() if fmt == "json"
-                else structlog.dev.ConsoleRenderer(colors=False))
+    from omen_core.logs import host_processors
+
     structlog.configure(
-        processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True),
-                    *([structlog.processors.format_exc_info] if fmt == "json" else []), renderer],
+        processors=host_processors(json=fmt == "json"),
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper(), logging.WARNING)),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr), cache_logger_on_first_use=False)
 

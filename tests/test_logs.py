@@ -91,3 +91,29 @@ class TestOn:
         Fight.start(MemoryStore(), "f-1", dice=SeededDice(bytes(32)))
         appended = [e for e in rec.lines if e["event"] == "events_appended"]
         assert appended and appended[0]["commands"] == ["start_fight"]
+
+
+@pytest.mark.parametrize("json_format", [False, True])
+def test_a_traceback_is_logged_without_the_values_of_its_variables(json_format: bool, restored: None,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI's and the server's processors (``host_processors``) print a failure's traceback, its exception and
+    where it was raised, but never the values its frames held: the console renderer showed them (rich installed),
+    and a server's 500 wrote a request's bearer token and the GM's notes to its log (a tester)."""
+    from omen_core.logs import host_processors
+
+    structlog.configure(processors=host_processors(json=json_format),
+                        logger_factory=structlog.PrintLoggerFactory(), cache_logger_on_first_use=False)
+
+    secret = "".join(("SEC", "RET"))  # (not in any source line a traceback quotes)
+
+    def answer(authorization: str) -> None:
+        note = f"{secret}-NOTE"  # noqa: F841 - a local the traceback must not print
+        raise KeyError("lost")
+
+    try:
+        answer(f"Bearer omen_gm_{secret}-TOKEN")
+    except KeyError as exc:
+        get_logger("omen.test").error("internal error", exc_info=exc)
+    said = capsys.readouterr().out
+    assert "Traceback" in said and "KeyError" in said and "in answer" in said
+    assert "SECRET" not in said
