@@ -95,7 +95,8 @@ from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, StoreSource
 
 from .narrate import BatchCommand, applied_reason, crit_outcome, hp_unmoved
 
-__all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "owner_of", "explain", "explain_records"]
+__all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "PassedOver", "owner_of", "explain",
+           "explain_records", "passed_over"]
 
 
 class Term(msgspec.Struct, frozen=True):
@@ -523,6 +524,39 @@ def explain(source: Source, seq: int, seed: bytes | None = None,
     return msgspec.structs.replace(explainer.found, verdicts=(*explainer.found.verdicts, note))
 
 
+def passed_over(source: Source, seq: int, owners: Callable[[str], bool]) -> tuple[PassedOver, ...]:
+    """The triggered abilities' decision points the action declared at ``seq`` did not offer to ``owners`` (a
+    seat's own combatants), and why (C38), as :func:`explain` says them, from the same one walk, without the rest
+    of the explanation; none for an event that declares no action (an action still open: the hook points it has
+    reached). The table page says them under its card of the action (docs/server.md)."""
+    finder = _ActionEvents(seq)
+    finder.known.told = owners
+    walk(source, finder)
+    return tuple(_passed_over(finder.events, _action_hooks(finder.events), owners)) if finder.events else ()
+
+
+class _ActionEvents(_Explainer):
+    """The explainer's walk, keeping the events of the action declared at ``seq`` (each with the state before it)
+    rather than explaining them; anything else is left unexplained."""
+
+    def __init__(self, seq: int):
+        super().__init__(seq, None)
+        self.events: list[tuple[StoredEvent, FightState]] = []
+
+    def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
+        if rec.seq == self.seq and owner_of(rec.event, before, after) != rec.seq:
+            raise StopWalk  # not an action's declaration
+        super().event(rec, before, after, voided)
+
+    def end(self, state: FightState) -> None:
+        if self.target is not None and not self.events:
+            self._explain_target()
+
+    def _explain_target(self) -> None:
+        assert self.target is not None
+        self.events = self.open.get(self.target, [])
+
+
 class _Torn(NamedTuple):
     """Where a log cannot be read on: the first seq of the torn part (a last batch cut short, or a last line cut
     off mid-write), the line to name, and what it is, with the way out."""
@@ -689,7 +723,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
         hd, HitDetermined) else None
     healing = _Healing()
     no_catch = _no_catch(events, arm)
-    passed = _not_offered(events, _ATTACK_HOOKS, known.told)
+    passed = _not_offered(events, known.told)
     for rec, state in events:
         verdicts += passed.get(rec.seq, [])
         if no_catch is not None and rec.seq == no_catch[0]:
@@ -801,17 +835,37 @@ def _opened_at(event: Event, hook: str) -> bool:
     return isinstance(event, DecisionOpened) and event.hook == hook
 
 
-def _not_offered(events: list[tuple[StoredEvent, FightState]], hooks: Sequence[str],
-                 told: Callable[[str], bool] = _everyone) -> dict[int, list[str]]:
+class PassedOver(msgspec.Struct, frozen=True, kw_only=True):
+    """A triggered ability's decision point an action did not offer to an owner its trigger names, and why (C38):
+    ``seq`` is the event to say it at (the state before it is the one judged), ``ability`` and ``rule`` the
+    ability's name and rule id, ``who`` the owner passed over, ``hook`` the hook point, ``why`` the first gate that
+    held it back (its ``when``, its uses, what it could change, Bonus Actions before its first turn; unable to act
+    or pay), in the engine's words."""
+
+    seq: int
+    ability: str
+    rule: str
+    who: str
+    hook: str
+    why: str
+
+    def said(self) -> str:
+        """The finding as explain says it."""
+        return (f"{self.ability} ({self.rule}) not offered to {self.who} at {self.hook} "
+                f"({_NOT_OFFERED.format(seq=self.seq)}): {self.why}")
+
+
+def _passed_over(events: list[tuple[StoredEvent, FightState]], hooks: Sequence[str],
+                 told: Callable[[str], bool] = _everyone) -> list[PassedOver]:
     """Each triggered ability's decision point the action's ``hooks`` did not offer to an owner its trigger names,
     and why (C38: its ``when``, uses, Bonus Actions before its first turn, what it could change; unable to act or
-    pay), by the seq to say it at; derived from the state at each hook point the action reached, by
-    :func:`omen_core.decide.passed_over_at`."""
+    pay), in order; derived from the state at each hook point the action reached, by
+    :func:`omen_core.decide.passed_over_at`. ``told``: whose to say (a seat's own combatants)."""
     action = events[0][0].seq
     offered = {(rec.event.decision, who) for rec, _ in events if isinstance(rec.event, DecisionOpened)
                for who in rec.event.responders}
     caught = any(isinstance(rec.event, CatchAnswered) and rec.event.caught for rec, _ in events)
-    out: dict[int, list[str]] = {}
+    out: list[PassedOver] = []
     start = 0
     for hook in hooks:
         if hook == "attack.determined" and caught:  # a caught item has no on-hit effects (C22): no such moment
@@ -835,10 +889,35 @@ def _not_offered(events: list[tuple[StoredEvent, FightState]], hooks: Sequence[s
             for row, who, why in passed_over_at(state, hook):
                 if (row.kind, who) not in offered and (row.kind, who) not in said and told(who):
                     said.add((row.kind, who))
-                    out.setdefault(rec.seq, []).append(
-                        f"{row.title} ({row.rule}) not offered to {who} at {hook} "
-                        f"({_NOT_OFFERED.format(seq=rec.seq)}): {why}")
+                    out.append(PassedOver(seq=rec.seq, ability=row.title, rule=row.rule, who=who, hook=hook,
+                                          why=why))
     return out
+
+
+def _not_offered(events: list[tuple[StoredEvent, FightState]],
+                 told: Callable[[str], bool] = _everyone) -> dict[int, list[str]]:
+    """:func:`_passed_over` at the action's own hook points (:func:`_action_hooks`), each said by the seq to say it
+    at."""
+    out: dict[int, list[str]] = {}
+    for passed in _passed_over(events, _action_hooks(events), told):
+        out.setdefault(passed.seq, []).append(passed.said())
+    return out
+
+
+def _action_hooks(events: list[tuple[StoredEvent, FightState]]) -> tuple[str, ...]:
+    """The hook points an action may reach, in order, by its declaration (docs/abilities.md, "Triggered
+    abilities"): an attack's, a save's (its resolution, a condition it applied), a move's, an ability's used on
+    one's turn or a moment's of the round (:func:`_ability_hooks`); none for anything else."""
+    decl = events[0][0].event if events else None
+    if isinstance(decl, AttackDeclared):
+        return _ATTACK_HOOKS
+    if isinstance(decl, SaveCalled):
+        return ("save.resolved", "condition.applied")
+    if isinstance(decl, MovementDeclared):
+        return ("move.left",)
+    if isinstance(decl, (AbilityUsed, MomentReached)):
+        return _ability_hooks(decl, events)
+    return ()
 
 
 def _decided_after_hit(events: list[tuple[StoredEvent, FightState]]) -> tuple[StoredEvent, FightState] | None:
@@ -1029,7 +1108,7 @@ def _save(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -> E
     parts, verdicts = [], []
     healing = _Healing()
     answered = False  # a triggered ability answered (C38): the damage after it is its answer's, not the branch's
-    passed = _not_offered(events, ("save.resolved", "condition.applied"), known.told)
+    passed = _not_offered(events, known.told)
     for rec, state in events:
         verdicts += passed.get(rec.seq, [])
         if (healed := healing.see(rec, state)) is not None:
@@ -1071,7 +1150,7 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     title = _title(known, first.seq, f"{decl.who} {moves}, the action declared at seq {first.seq}")
     verdicts: list[str] = []
     titles = _decision_titles(events)
-    passed = _not_offered(events, ("move.left",), known.told)
+    passed = _not_offered(events, known.told)
     for rec, state in events:  # what an ability answering the move did (C38, move.left) said as it landed
         verdicts += passed.get(rec.seq, [])
         if isinstance(rec.event, (DamageResolved, ResourceChanged)) and rec.event.action == decl.action:
@@ -1239,7 +1318,7 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
     verdicts: list[str] = []
     parts: list[Part] = []
     healing = _Healing()
-    passed = _not_offered(events, _ability_hooks(decl, events), known.told)
+    passed = _not_offered(events, known.told)
     for rec, state in events:
         verdicts += passed.get(rec.seq, [])
         if (healed := healing.see(rec, state)) is not None:

@@ -48,6 +48,7 @@ from omen_core.options import Choice, DiceRoll, Offer, Options, Waiting
 from omen_core.seats import DICE_UNSAID
 from omen_core.state import AttackFrame, FightState, MomentFrame
 from omen_core.walk import StoreSource, Visitor, walk
+from omen_replay.explain import passed_over
 from omen_replay.render import environment
 
 from .app import Fights, SeatEntry, StagedView, _errors, _seat, command_rolls, fights_page, physical_now
@@ -350,6 +351,8 @@ class Panel:
     staged_tie: list[str] = field(default_factory=list)  # those a staged command's roll-off is for (C19), all seen
     tie_rolled: bool = False  # the staged roll-off's tie is rolled (else: only possible, their faces not all in)
     not_offered: list[str] = field(default_factory=list)  # why an Active Defense is not offered (C9), to its owner
+    top_not_offered: list[str] = field(default_factory=list)  # the triggered abilities the top card's action did not
+    # offer to the seat's own combatants, and why (C38)
     hp_display: str = "banded"  # what the players' and spectators' seats see of the HP of combatants not theirs
     round_end: bool = False  # the round's last turn is over and abilities answer its end (C38): no one's turn
 
@@ -758,6 +761,42 @@ def _not_offered(state: FightState, waiting: Any, sight: Sight) -> list[str]:
     if window is None or not (sight.gm or sight.owns(window.defender)):
         return []
     return list(window.ineligible)
+
+
+#: The events that declare an action (its id: :func:`omen_replay.explain.passed_over`).
+_DECLARES = frozenset({"attack_declared", "save_called", "movement_declared", "ability_used", "moment_reached"})
+
+
+def _passed_over_said(fights: Fights, fight_id: str, state: FightState, sight: Sight, top: StoryCard | None,
+                      seen: list[SeenEvent], names: Mapping[str, str]) -> list[str]:
+    """The triggered abilities the top card's action did not offer to the seat's own combatants (the GM's: any),
+    and why (C38: its ``when``, its uses, Bonus Actions before the first turn, what it could change; unable to act
+    or pay), as ``omen explain`` says them (:func:`omen_replay.explain.passed_over`), by name ("Riposte to Vesh the
+    Cinder-Hand: ..."). Only of an action the seat has a card of (its declaration shown to it: an action a hidden
+    combatant takes part in is withheld whole, and has none), and only what its own sheets and what it is shown
+    decide; nothing is said of another seat's combatants (their sheets are not this seat's to read). A tester's
+    player was not told why Riposte was not offered before its owner's first turn (C20)."""
+    if top is None or top.kind != "action" or top.struck:
+        return []
+    seqs = set(top.seqs)
+    declared = next((e.seq for e in seen if e.seq in seqs and e.type in _DECLARES and e.event is not None), None)
+    if declared is None:
+        return []
+    if not any(c.sheet.abilities or c.sheet.shorthand_abilities() for who, c in state.combatants.items()
+               if sight.owns(who)):
+        return []  # (no ability to pass over: no walk of the log)
+    passed = passed_over(StoreSource(fights.store, fight_id), declared, sight.owns)
+    return [f"{p.ability} to {names.get(p.who, p.who)}: {_ids_named(p.why, names)}" for p in passed]
+
+
+def _ids_named(text: str, names: Mapping[str, str]) -> str:
+    """The engine's words with the combatants' ids where they name one (``'kael' cannot pay``, ``kael's first
+    turn``, ``kael is Paralysed``, ``kael has no use``) said by name, as the page names them everywhere."""
+    if not names:
+        return text
+    ids = "|".join(re.escape(i) for i in sorted(names, key=len, reverse=True))
+    return re.sub(rf"'({ids})'|(?<![\w'-])({ids})(?='s\b| is\b| has\b)",
+                  lambda m: names[m.group(1) or m.group(2)], text)
 
 
 def _side_order(state: FightState, played: Iterable[str]) -> dict[str, int]:
@@ -1219,6 +1258,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     result.abilities = abilities_now
     result.top_folded, result.top_lines = fold(result.top.lines if result.top else [])
     result.top_gm_gave = [line for line in (result.top.lines if result.top else []) if line.endswith(GM_GAVE)]
+    result.top_not_offered = _passed_over_said(fights, fight_id, state, sight, result.top, seen, names)
     result.status = status_of(result)
     result.announce = (f"The fight is over: {result.end_said}" if result.end_said else "The fight is over") \
         if result.ended else ". ".join(x for x in (_said(result.top), result.status) if x)

@@ -862,6 +862,28 @@ def test_an_ability_answered_against_a_hidden_attacker_is_said_by_its_name(table
     assert '<span class="headline">Vesh the Cinder-Hand uses Riposte</span>' in top and "Skarn" not in text
 
 
+def test_a_riposte_not_offered_before_its_owners_first_turn_is_said_to_its_owner_only(table: Any) -> None:
+    """C38, C20: Skarn acts first and his unarmed 1 + 1 misses Vesh, who holds Riposte (its Bonus Action) but has
+    not had a turn: no decision opens. Bob's card of the attack says why, by name, as ``omen explain`` does (the
+    page said nothing: a tester's player asked why); Cara's seat (Kael's, no Riposte) is told nothing of Vesh's
+    sheet; the GM reads it too."""
+    vesh = {**sheet("vesh"), "abilities": ["riposte"]}
+    table.create(dice="manual", names=(), combatants=[sheet("skarn"), vesh, sheet("kael")])
+    bob, cara = _seat(table, "Bob", "vesh"), _seat(table, "Cara", "kael")
+    for command in ({"command": "roll_initiative", "dice": [6, 1, 2]},
+                    {"command": "declare_attack", "attacker": "skarn", "target": "vesh", "unarmed": True,
+                     "dice": [1, 1, 6]}):
+        assert table.command(command).status_code == 201, command
+    said = ("Not offered: Riposte to Vesh the Cinder-Hand: Vesh the Cinder-Hand's first turn has not come yet: its "
+            "Bonus Actions are for defence only until then (C20).")
+    for token in (bob, table.gm):
+        text = fragment(table, token)
+        top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
+        assert f'<p class="not-offered" id="top-not-offered">{said}</p>' in html.unescape(top), top
+    theirs = fragment(table, cara)
+    assert 'id="top-not-offered"' not in theirs and "Riposte" not in theirs
+
+
 def test_a_decisions_costs_per_answer_are_said_in_brackets(table: Any) -> None:
     """C38, C41: Riposte's decision costs a Bonus Action to use and nothing to pass: the GM's decision box says
     "decides (use: 1 Bonus Action, pass: free)", not "it costs use: 1 Bonus Action, pass: free" (found by a
