@@ -68,6 +68,10 @@ def make_seat(fights: Fights, fight_id: str, gm_token: str, spec: NewSeat) -> Se
     if spec.kind == "spectator" and spec.combatants:
         raise Unprocessable("a spectator's seat plays no combatant (at $.combatants)", "$.combatants")
     _check_ids(spec.combatants, known, "combatants")
+    twice = next((i for i, who in enumerate(spec.combatants) if who in spec.combatants[:i]), None)
+    if twice is not None:  # as POST /fights refuses a combatant id given twice
+        raise Unprocessable(f"{spec.combatants[twice]!r} is given twice: a seat names each combatant it plays once "
+                            f"(at $.combatants[{twice}])", f"$.combatants[{twice}]")
     seat_id = new_seat_id()
     token = seat_token(gm_token, fight_id, seat_id, 0, spec.kind)
     if not fights.keep.add_managed_seat(fight_id, seat_id, spec.kind, spec.name, tuple(spec.combatants), token,

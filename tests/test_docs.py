@@ -339,6 +339,18 @@ def test_verify_doc_names_every_rule_a_finding_may_carry() -> None:
     assert sorted(rule for rule in own if f"`{rule}`" not in section) == []
 
 
+def test_server_doc_lists_every_problem_type_the_server_answers() -> None:
+    """Each problem type the server's code makes (``_problem(422, "refused", ...)``) is a row of docs/server.md's
+    Errors table, with its status (``/problems/refused`` was missing: a tester's client met it and found no row)."""
+    source = "".join(path.read_text() for path in (ROOT / "omen_server").glob("*.py"))
+    made = set(re.findall(r'_problem\((\d{3}), "([a-z-]+)"', source))
+    assert ("422", "refused") in made and len(made) >= 15
+    rows = [line for line in (ROOT / "docs" / "server.md").read_text().splitlines() if line.startswith("| ")]
+    missing = [(status, kind) for status, kind in sorted(made)
+               if not any(row.startswith(f"| {status} |") and f"`/problems/{kind}`" in row for row in rows)]
+    assert missing == []
+
+
 def test_stores_doc_tells_the_tables_schema_version_from_the_events() -> None:
     """docs/stores.md gives the tables' schema version `omen db init` reports and the event schema version, each
     with its value, and describes every version of the tables (it said this omen writes version 3)."""

@@ -271,3 +271,14 @@ def test_a_keyed_retry_of_making_a_seat_makes_no_second_seat(table: Any, tmp_pat
         assert bad.status_code == 422 and bad.json()["type"] == "/problems/unknown-combatant", bad.text
     assert table.client.post("/fights/duel/seats", headers=fresh, json=body).status_code == 201
     assert len(listed(table)) == 3
+
+
+def test_a_seat_naming_a_combatant_twice_is_refused_at_its_second_place(table: Any) -> None:
+    """A seat's combatants name each combatant once, as ``POST /fights`` refuses an id given twice: ["kael",
+    "kael"] is 422 invalid-request at $.combatants[1] (a tester's seat was made, listing Kael twice), no seat made."""
+    before = len(listed(table))
+    bad = table.client.post("/fights/duel/seats", headers=table.auth(),
+                            json={"kind": "player", "name": "x", "combatants": ["kael", "kael"]})
+    assert bad.status_code == 422 and bad.json()["type"] == "/problems/invalid-request", bad.text
+    assert bad.json()["field"] == "$.combatants[1]" and "'kael' is given twice" in bad.json()["detail"]
+    assert len(listed(table)) == before
