@@ -699,3 +699,20 @@ def test_a_required_key_written_misspelt_is_named_with_the_key_written() -> None
         decode_content(text, Ability, source="lib.toml", fmt="toml")
     assert (info.value.path, info.value.line) == ("$.effects[0].kind", 5)
     assert "Object missing required field `kind` (it has `kindd`: did you mean `kind`?)" in str(info.value)
+
+
+@pytest.mark.parametrize(("written", "where"), [("1e300", "$.multiply"), ("1000.5", "$.multiply"),
+                                               ('"1000.0001"', "$"), ('"5001/5"', "$"),
+                                               ('"99999999999999999999/1"', "$")])
+def test_an_incoming_damage_multiplier_past_1000_is_refused_where_written(written: str, where: str) -> None:
+    """C13 step 5, C34: ``incoming_damage.multiply`` is 0 to 1000 however it is written (a float, a decimal, a
+    fraction, read exactly): 1e300 was taken, and the first hit on its combatant made a damage total no log holds,
+    every answer to that attack refused (a tester); 1000 and 5000/5 are taken."""
+    from omen_core.content import IncomingDamage, decode_content
+    from omen_core.errors import ContentError
+
+    with pytest.raises(ContentError) as refused:
+        decode_content(f'{{"multiply": {written}}}', IncomingDamage)
+    assert f"(at {where})" in str(refused.value) and ("1000" in str(refused.value))
+    for taken in ("1000", '"5000/5"', '"7/5"'):
+        assert decode_content(f'{{"multiply": {taken}}}', IncomingDamage).multiply in (1000, "5000/5", "7/5")
