@@ -309,7 +309,8 @@ def _combatant(entry: Any, index: int, scenario: Path, locate: Lines) -> Combata
         except ContentError as exc:
             if exc.path == "$" and "cannot read" in exc.reason:
                 raise ScenarioError(str(scenario), f"{where}.sheet", _unread(exc), locate(f"{where}.sheet")) from None
-            raise ScenarioError(exc.source, exc.path, exc.reason, exc.line) from None
+            raise ScenarioError(exc.source, exc.path, _read_as(exc, "a sheet", scenario, locate(f"{where}.sheet")),
+                                exc.line) from None
     sheet: CombatantSheet = _convert(entry, CombatantSheet, str(scenario), where, locate)
     return sheet
 

@@ -647,6 +647,14 @@ class TestContent:
             decode_content('name = "x"\n[conditions.Hot]\ndamage = { flat = 1, damage_type = "fire" }', Ruleset,
                            source="x.toml", fmt="toml")
 
+    def test_damage_and_a_duration_without_a_tick_are_refused_naming_both(self) -> None:
+        """C25, C40: a condition with damage and a duration but ``tick = "never"`` is refused for both: the message
+        named the damage alone, though the duration needs a tick too (a tester; docs/content.md)."""
+        with pytest.raises(ContentError, match=r"deals its damage and counts its duration down when it ticks: give "
+                                               r"it a tick timing .*, or no damage and no duration"):
+            decode_content('name = "x"\n[conditions.Hot]\ntick = "never"\nduration = 2\n'
+                           'damage = { flat = 1, damage_type = "fire" }', Ruleset, source="x.toml", fmt="toml")
+
     def test_a_tick_damage_of_an_unknown_type_is_refused(self) -> None:
         """C14: a condition's damage type must be one the ruleset lists."""
         with pytest.raises(ContentError, match="'ooze', a damage type the ruleset does not list"):

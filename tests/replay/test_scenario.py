@@ -486,16 +486,17 @@ def test_a_fight_id_the_stores_refuse_is_refused_at_its_line(tmp_path: Path) -> 
     assert (info.value.path, info.value.line) == ("$.fight.id", 2)
 
 
-@pytest.mark.parametrize(("key", "kind"), [("abilities = [\"s.toml\"]", "an ability library"),
-                                          ("ruleset = \"s.toml\"", "a ruleset")])
-def test_a_file_read_as_a_library_or_ruleset_says_so(tmp_path: Path, key: str, kind: str) -> None:
-    """A scenario that lists itself as its ability library (or its ruleset) is refused at the field its [fight]
-    is in the other file's eyes, saying what the file was read as and where the scenario names it (it said only
-    "unknown field `fight`", which left the GM guessing; found by a tester)."""
+@pytest.mark.parametrize(("key", "kind", "line"), [("abilities = [\"s.toml\"]", "an ability library", 3),
+                                                  ("ruleset = \"s.toml\"", "a ruleset", 3),
+                                                  ("[[combatants]]\nsheet = \"s.toml\"", "a sheet", 4)])
+def test_a_file_read_as_a_library_ruleset_or_sheet_says_so(tmp_path: Path, key: str, kind: str, line: int) -> None:
+    """A scenario that lists itself as its ability library, its ruleset or a combatant's sheet is refused at the
+    field its [fight] is in the other file's eyes, saying what the file was read as and where the scenario names it
+    (it said only "unknown field `fight`", which left the GM guessing; found by testers, the sheet's last)."""
     (tmp_path / "s.toml").write_text(f'[fight]\nid = "x"\n{key}\n')
     with pytest.raises(ScenarioError) as info:
         load_scenario(tmp_path / "s.toml")
-    assert f"unknown field `fight` (read as {kind}, as s.toml:3 names it)" in str(info.value)
+    assert f"unknown field `fight` (read as {kind}, as s.toml:{line} names it)" in str(info.value)
 
 
 def test_a_combatant_id_given_twice_is_said_before_a_command_naming_another(tmp_path: Path) -> None:
