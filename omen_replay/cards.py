@@ -482,9 +482,9 @@ class CardBuilder(Visitor):
                 verdicts += _hit_verdicts(event)
             elif isinstance(event, SaveResolved):
                 rolls += [self._side_roll(f"{self._name(event.saver.roller)}'s {event.saver.attribute} save",
-                                          event.saver, counters.get(event.saver.counter, ())),
+                                          event.saver, counters.get(event.saver.counter, ()), before),
                           self._side_roll(f"{self._name(event.opposing.roller)}'s {event.opposing.attribute} roll",
-                                          event.opposing, counters.get(event.opposing.counter, ()))]
+                                          event.opposing, counters.get(event.opposing.counter, ()), before)]
                 tie = event.saver.total == event.opposing.total
                 verdicts.append(Verdict(label="SAVED" if event.success else "FAILED",
                                         numbers=f"{event.saver.total} vs {event.opposing.total}",
@@ -541,8 +541,8 @@ class CardBuilder(Visitor):
         event = rec.event
         name = self._name
         sides = _sides(event)
-        rolls = tuple(self._side_roll(f"{name(s.roller)}'s {s.skill or s.attribute}", s, dice.get(s.counter, ()))
-                      for s in sides)
+        rolls = tuple(self._side_roll(f"{name(s.roller)}'s {s.skill or s.attribute}", s, dice.get(s.counter, ()),
+                                      before) for s in sides)
         verdicts: tuple[Verdict, ...] = ()
         match event:
             case StaticCheckResolved(check=side, difficulty=difficulty, outcome=outcome):
@@ -586,9 +586,14 @@ class CardBuilder(Visitor):
         except LookupError:
             return None
 
-    def _side_roll(self, label: str, side: RollTotal, dice: tuple[Die, ...]) -> Roll:
+    def _side_roll(self, label: str, side: RollTotal, dice: tuple[Die, ...], before: FightState) -> Roll:
+        """One side of a check, a contest or a save: its die, its attribute bonus as the sheet's value and what
+        conditions changed of it (C28, in the state it was rolled in: "+ 2 INT - 1 conditions", as the hit total
+        and explain say it; it read "+ 1 INT", a sheet's +2 under Fatigued: a tester), its skill and modifiers."""
         sides = dice[0].sides if dice else None
-        terms = _card_terms(side.terms(), {"die": [f"d{sides}" if sides else "die"]})
+        fighter = before.combatants.get(side.roller)
+        sheet = fighter.sheet.attributes[side.attribute].bonus if fighter is not None else side.attribute_bonus
+        terms = _card_terms(side.terms(side.attribute_bonus - sheet), {"die": [f"d{sides}" if sides else "die"]})
         return Roll(name=label, terms=_kept(terms), total=side.total)
 
     def _damage(self, event: DamageResolved, dice: list[Die], lowered: Lowered | None = None) -> DamageLine:

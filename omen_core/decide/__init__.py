@@ -234,8 +234,8 @@ def passed_over_at(state: FightState, hook: str) -> list[tuple[Window, str, str]
     Nothing inside a triggered ability's own attack (no decision point opens there)."""
     frame = state.pending
     rows = windows_at(state, hook)
-    if frame is None or not rows or (isinstance(frame.declaration, AttackDeclared)
-                                     and frame.declaration.reaction == "ability"):
+    if frame is None or not rows or not _reached(frame, hook) or (isinstance(frame.declaration, AttackDeclared)
+                                                                  and frame.declaration.reaction == "ability"):
         return []
     at_moment = isinstance(frame, MomentFrame) and hook in MOMENT_RESUMES
     known = (MOMENT_RESUMES[hook] if at_moment else _RESUMES[hook])[0]
@@ -248,6 +248,20 @@ def passed_over_at(state: FightState, hook: str) -> list[tuple[Window, str, str]
             out += [(row, who, short if rank > COST_RANK and (short := cannot_pay(state, who, row)) else why)
                     for who, why, rank in row.passed_over(state, frame, moment)]
     return out
+
+
+def _reached(frame: Frame, hook: str) -> bool:
+    """Whether ``frame`` holds what its hook point knows (:data:`_RESUMES`' moments): the hit roll at
+    ``attack.rolled``, the determination after it, a save's resolution. An action always has them when it
+    reaches the hook point; a seat's view of a log with events left out (the engine's own gates judged over what a
+    player is shown) may not, and there nothing is judged."""
+    if hook == "attack.rolled":
+        return isinstance(frame, AttackFrame) and frame.hit_roll is not None
+    if hook in ("attack.determined", "attack.damaged"):
+        return isinstance(frame, AttackFrame) and frame.determination is not None
+    if hook == "save.resolved" and not isinstance(frame, MomentFrame):
+        return isinstance(frame, SaveFrame) and frame.resolution is not None
+    return True
 
 
 def _go_on_from(draft: Draft, hook: str) -> None:

@@ -285,3 +285,45 @@ def test_a_cards_hit_and_damage_split_a_bonus_conditions_lowered() -> None:
     assert card.rolls[0].text() == "5 (d8) + 6 (d6) + 3 STR - 2 conditions = 12"
     assert card.damage[0].raw.text() == ("5 (primary dice) + 3 bonus - 2 conditions + 3 crit bonus - 2 conditions + 4 "
                                          "WD = 11")
+
+
+def test_a_check_and_a_saves_opposing_roll_split_a_bonus_conditions_lowered() -> None:
+    """C28, C15: Ash (STR +3, INT +2, Fatigued x1) rolls a STR check (5 on the d8) and calls a save Bo makes
+    against Ash's INT (2 on the d8): the cards say "+ 3 STR - 1 conditions" and "+ 2 INT - 1 conditions", the
+    sheet's values and the change, as the hit total and explain do (the save's read "+ 1 INT": a tester)."""
+    import msgspec
+
+    from omen_core.content import SaveEffect
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    ash = sheet("ash", STR=(8, 3), INT=(8, 2))
+    fight = new_fight(ash, msgspec.structs.replace(sheet("bo", side="b", RES=(6, 1)), hp=30), faces=[5, 3, 2])
+    fight.apply_condition("ash", "Fatigued", stacks=1)
+    fight.static_check(CheckSpec(who="ash", attribute="STR"), 2)
+    fight.call_save("ash", "bo", SaveEffect(name="hex", save="AGI", against="INT"))
+    said = [[r.text() for r in card.rolls] for card in cards_of(fight.events).values() if isinstance(card, Card)]
+    assert said == [["5 (d8) + 3 STR - 1 conditions = 7"], ["3 (d6) = 3", "2 (d8) + 2 INT - 1 conditions = 3"]]
+
+
+def test_a_view_without_a_saves_resolution_renders_and_judges_no_ability_there() -> None:
+    """C38: Bo holds Stubborn (at save.resolved, on a failure) and fails Ash's hex at full HP (nothing to restore):
+    a seat's view of the log without the ``save_resolved`` (events left out) still gives cards in every format;
+    its ability is not judged at a hook point the view never shows reached (the explanation asserted the save's
+    resolution, a random fight found it)."""
+    import msgspec
+
+    from omen_core.content import SaveEffect
+    from omen_core.events import SaveResolved
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+    from tests.test_abilities import having
+
+    bo = having(msgspec.structs.replace(sheet("bo", side="b"), hp=30), "stubborn")
+    fight = new_fight(sheet("ash", INT=(8, 2)), bo, faces=[1, 6])
+    fight.call_save("ash", "bo", SaveEffect(name="hex", save="AGI", against="INT"))
+    assert any(isinstance(r.event, SaveResolved) and not r.event.success for r in fight.events)
+    view = [r for r in fight.events if not isinstance(r.event, SaveResolved)]
+    assert entries(view)
+    for fmt in ("text", "md", "html"):
+        assert render_records(view, fmt)
