@@ -22,7 +22,8 @@ from .content import SHIPPED_ABILITIES, CombatantSheet
 from .options import Budget, Choice, DiceRoll, Offer, Options, Waiting
 from .state import FightState
 
-__all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "PLAYER_ACTIONS", "player_may_act",
+__all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "PLAYER_ACTIONS", "GM_ARGUMENTS", "gm_arguments",
+           "player_may_act",
            "NAMING_FIELDS", "names_in", "hp_band", "actor_of", "Sight", "sight_of", "hidden_from_players", "scrub",
            "typed_in", "seat_options", "CombatantView", "combatant_views"]
 
@@ -48,6 +49,25 @@ PLAYER_COMMANDS: dict[str, str] = {
     "draw": "who",
     "end_turn": "who",
 }
+
+#: The arguments of a player's command that are the GM's call, not the player's: a claim of high ground ("GM's
+#: call on what qualifies", combat.txt §Special Combat Conditions, C27) or of Encircled (positions are the GM's, C26),
+#: damage modifiers and an attack's consequences (the GM's situational word, like a check's modifiers: docs/rulings.md,
+#: "A player sees every term of its own roll"). A player's seat is not offered them and is refused them (403); the
+#: GM may give its combatant's command with them (a tester's player claimed +2 for itself).
+GM_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "declare_attack": ("situational", "damage_modifiers", "branches"),
+    "react": ("situational",),
+}
+
+
+def gm_arguments(command: Any) -> tuple[str, ...]:
+    """The arguments :data:`GM_ARGUMENTS` lists that ``command`` (a command struct) gives, set to other than their
+    default, in that table's order."""
+    kind = str(type(command).__struct_config__.tag)
+    defaults = {f.name: f.default for f in msgspec.structs.fields(command)}
+    return tuple(name for name in GM_ARGUMENTS.get(kind, ()) if getattr(command, name) != defaults.get(name))
+
 
 #: The player's commands that begin an action of its own (not an answer to a window, not a draw): before the rounds
 #: (the set-up, an ambush, initiative) single actions are the GM's to resolve (docs/machine.md), so a player's seat
@@ -293,7 +313,9 @@ def seat_options(options: Options, sight: Sight) -> Options:
         choices = tuple(msgspec.structs.replace(choice, dice=(), may_roll=()) if unsaid else _own_dice(choice, sight)
                         for choice in offer.choices if _names_seen(choice.args, sight))
         if choices or not offer.choices:
-            offers.append(msgspec.structs.replace(offer, choices=choices, note=""))
+            gms = GM_ARGUMENTS.get(offer.command, ())
+            offers.append(msgspec.structs.replace(offer, choices=choices, note="",
+                                                  free=tuple(a for a in offer.free if a.name not in gms)))
     waiting = options.waiting
     if waiting is not None:
         who = tuple(w for w in waiting.who if sight.sees(w))

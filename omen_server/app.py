@@ -50,7 +50,7 @@ from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, digit_run, jso
 from omen_core.machine import Phase
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
-from omen_core.seats import hidden_from_players
+from omen_core.seats import gm_arguments, hidden_from_players
 from omen_core.state import FightState
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
@@ -1056,8 +1056,18 @@ def _info(seat: Seat, physical: Collection[str] = ()) -> SeatInfo:
 
 def _may_give(seat: Seat, command: Command) -> None:
     """403 unless ``seat`` may give ``command``: the GM any; a player the commands of its own combatants
-    (views.PLAYER_COMMANDS); a spectator none."""
-    _may_give_kind(seat, str(type(command).__struct_config__.tag), actor_of(command))
+    (views.PLAYER_COMMANDS), without the arguments that are the GM's call (:data:`omen_core.seats.GM_ARGUMENTS`:
+    a claim of high ground or Encircled, damage modifiers, consequences); a spectator none."""
+    kind = str(type(command).__struct_config__.tag)
+    _may_give_kind(seat, kind, actor_of(command))
+    claimed = gm_arguments(command) if seat.kind != "gm" else ()
+    if claimed:
+        where = f"$.command.{claimed[0]}"
+        raise Forbidden(detail=f"{' and '.join(claimed)} {'is' if len(claimed) == 1 else 'are'} the GM's call in a "
+                               f"{kind}, not a player's (high ground "
+                               "and Encircled: what qualifies is the GM's call, combat.txt §Special Combat Conditions, "
+                               "C26, C27; damage modifiers and consequences are the GM's word): leave them out, or "
+                               f"ask the GM, who may give this command with them (at {where})", field=where)
 
 
 def _may_give_kind(seat: Seat, kind: str, actor: str | None) -> None:

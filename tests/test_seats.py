@@ -66,6 +66,30 @@ class TestAPlayersSeat:
         assert all(player_may_act(c, "rounds") for c in PLAYER_ACTIONS)
 
 
+    def test_a_players_attack_offers_no_argument_that_is_the_gms_call(self) -> None:
+        """combat.txt §Special Combat Conditions ("GM's call on what qualifies"), C26, C27: the GM is offered Kael's
+        attack with its claims, damage modifiers and consequences free; Kael's player the same attack without them
+        (GM_ARGUMENTS); ``gm_arguments`` names those a command sets, a claim left at its default not among them."""
+        from omen_core.commands import DeclareAttack
+        from omen_core.parts import Modifier, Situational
+        from omen_core.seats import GM_ARGUMENTS, gm_arguments
+
+        fight = Fight.start(MemoryStore(), "seats", dice=ScriptedDice([6, 1]), clock=lambda: 0,
+                            salts=keyed_salts(b"seats"), combatants=[sheet("kael", "heroes"), sheet("vesh", "raiders")])
+        fight.roll_initiative()
+        found = options(fight.state)
+        gms = set(GM_ARGUMENTS["declare_attack"])
+        given = next(o for o in found.offers if o.command == "declare_attack" and o.actor == "kael")
+        assert {a.name for a in given.free} >= gms
+        mine = seat_options(found, sight_of("player", ["kael"], fight.state, (), "banded", {}))
+        attack = next(o for o in mine.offers if o.command == "declare_attack")
+        assert attack.choices and not {a.name for a in attack.free} & gms
+        claimed = DeclareAttack(attacker="kael", target="vesh", situational=Situational(high_ground=True),
+                                damage_modifiers=(Modifier(source="fog", value=1),))
+        assert gm_arguments(claimed) == ("situational", "damage_modifiers")
+        assert gm_arguments(DeclareAttack(attacker="kael", target="vesh", situational=Situational())) == ()
+
+
 class TestScrubbing:
     def test_how_many_hidden_ones_a_list_holds_is_scrubbed_too(self) -> None:
         """A refusal listing a window's responders told a player how many hidden combatants may answer it

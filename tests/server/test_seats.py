@@ -396,6 +396,33 @@ class TestSeats:
             issued = [e for e in answer.json()["events"] if e["type"] == "command_issued"]
             assert issued[0]["event"]["by"] == f"player:{player.title()}"
 
+    def test_a_players_claims_and_damage_modifiers_are_the_gms_call(self) -> None:
+        """combat.txt §Special Combat Conditions: high ground is the "GM's call on what qualifies" (C27), Encircled
+        too (C26), and damage modifiers and consequences are the GM's word: Alice's attack for Kael claiming high
+        ground is 403 at $.command.situational, one adding +100 damage 403 at $.command.damage_modifiers, nothing
+        appended (a tester's player gave itself +2 and a crit); the same attack without them is hers to give, and
+        the GM may give it with the claim."""
+        from tests.server.test_table import _seat
+
+        table = Table()
+        with table.client:
+            table.create(dice="manual", names=(), combatants=[sheet("kael"), sheet("skarn")])
+            alice = _seat(table, "Alice", "kael")
+            assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+            attack = {"command": "declare_attack", "attacker": "kael", "target": "skarn"}
+            before = lines(table.store, "duel")
+            for extra, field in (({"situational": {"high_ground": True}}, "situational"),
+                                 ({"situational": {"encircled": {"attackers": 2, "defenders": 1}}}, "situational"),
+                                 ({"damage_modifiers": [{"source": "I say so", "value": 100}]}, "damage_modifiers")):
+                refused = table.command({**attack, **extra, "dice": [6, 6]}, token=alice)
+                assert refused.status_code == 403 and refused.json()["field"] == f"$.command.{field}", refused.text
+                assert "the GM's call" in refused.json()["detail"]
+            assert lines(table.store, "duel") == before
+            given = table.command({**attack, "situational": {"high_ground": True}, "dice": [6, 6, 1]})
+            assert given.status_code == 201, given.text
+            declared = next(e for e in given.json()["events"] if e["type"] == "attack_declared")
+            assert declared["event"]["situational"] == {"high_ground": True}
+
     def test_a_recorded_idempotency_key_tells_a_player_nothing_of_a_command_it_may_not_see(self, seats: Any
                                                                                           ) -> None:
         """The GM gives Kael's attack on the hidden Skarn under idempotency key ``k-1``; Alice (who plays Kael)
