@@ -20,7 +20,7 @@ from omen_core.abilities import PASS, USE, answer_target
 from omen_core.commands import EndFight, EndTurn
 from omen_core.content import Ability, Heal, IncomingDamage, Weapon
 from omen_core.decide import passed_over_at
-from omen_core.decisions import deferred_words
+from omen_core.decisions import deferred_words, waiting_point
 from omen_core.derive import bonus_source, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput, InvalidArgument, LogCorrupted, TornTail
@@ -453,6 +453,9 @@ class _Explainer(Visitor):
             self.found = self.known.single(*self.die)
         if self.found is None and self.target is not None:
             self._explain_target()
+            if self.found is not None and any(f.declared_at == self.target for f in state.stack):
+                verdict = _unsettled(state, self.target)
+                self.found = msgspec.structs.replace(self.found, verdicts=(*self.found.verdicts, verdict))
 
     def _explain_target(self) -> None:
         assert self.target is not None
@@ -462,6 +465,23 @@ class _Explainer(Visitor):
         assert self.landed is not None
         rec, before, followers = self.landed
         self.found = self.known.single(rec, before, tuple(followers))
+
+
+def _unsettled(state: FightState, declared: int) -> str:
+    """What an action still open at the log's end waits on, said after its explanation (which holds what has
+    happened so far: the dice rolled, no total yet where none was determined): the decision point open, whose
+    answer it is, or the action nested in it (a reaction) that must settle first."""
+    point = waiting_point(state)
+    top = state.stack[-1]
+    if top.declared_at != declared:
+        waits = f"the action declared at seq {top.declared_at}, nested in it, to settle"
+    elif point is None:
+        waits = "its next step"
+    else:
+        decision, who, _action = point
+        waits = f"{decision.title} ({decision.rule}), {' or '.join(who) or 'no one'} to answer"
+    return (f"NOT SETTLED: as the log stands this action waits on {waits}; what it comes to is explained once it "
+            "settles")
 
 
 def _lands(damage: DamageResolved, event: Event) -> bool:

@@ -281,10 +281,12 @@ def environment(loader: jinja2.BaseLoader | None = None) -> jinja2.Environment:
     """The Jinja2 environment of the session-log templates (``card.html.j2``'s macros, ``chart.html.j2``,
     ``log.css``, the page ``session_log.html.j2``): autoescaped, strict about undefined names, every value shown
     with its control characters escaped. A server may pass a loader that also finds its own templates
-    (``jinja2.ChoiceLoader([its loader, jinja2.PackageLoader("omen_replay")])``)."""
+    (``jinja2.ChoiceLoader([its loader, jinja2.PackageLoader("omen_replay")])``). A template is read once, as
+    the code that fills it is imported once: a file changed under a running server is not read until it restarts
+    (it read the new template with the old code's values, and every table answered 500: a tester)."""
     env = jinja2.Environment(loader=loader or jinja2.PackageLoader("omen_replay", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, finalize=_finalize, trim_blocks=True,
-                             lstrip_blocks=True)
+                             lstrip_blocks=True, auto_reload=False)
     env.globals["held"] = _held
     return env
 

@@ -275,7 +275,11 @@ def _defense_choice(state: FightState, defender: str, window: Any, choice: Choic
         return ChoiceFacts(adds="keeps the Bonus Action",
                            turns="it hits" if unseen else f"defense stays {window.base_defense}: it hits", odds=odds)
     adds = active_defense_adds(state, defender, str(defense), choice.args.get("weapon"))
-    parts = [f"+ d{adds.sides} {adds.attribute}", _signed(adds.bonus, f"{adds.attribute} bonus")]
+    fighter = state.combatants[defender]
+    sheet = fighter.sheet.attributes[adds.attribute].bonus  # the bonus as it stands, split into the sheet's and
+    parts = [f"+ d{adds.sides} {adds.attribute}", _signed(sheet, f"{adds.attribute} bonus")]  # what conditions
+    if adds.bonus != sheet:  # changed (C28), as the cards and explain say it (it read "+ 0 AGI bonus" on a sheet's
+        parts.append(_signed(adds.bonus - sheet, "conditions"))  # +1 under Fatigued: a tester)
     if adds.rating:
         parts.append(_signed(adds.rating, "Parry Rating" if defense == "parry" else "Block Rating"))
     turns = needed_face(window.attack_total, window.base_defense, adds.bonus + adds.rating, adds.sides)

@@ -192,6 +192,10 @@ def _damage_why(e: dict[str, Any]) -> str:
         # the dealer's seat sees the terms and the amount, not the target's steps: the gap said as one (it read
         # "... = 7" beside 6 dealt, which did not add up: a tester)
         text += f", the target's mitigation {_signed(final - raw)} = {final}"
+    elif text and "steps" not in e and "final" not in e and isinstance(raw, int):
+        # the final amount withheld too (the HP display: banded or hidden): "= 12" read as the damage taken, where
+        # armor took 1 of it (a tester)
+        text += ", before the target's mitigation (C13)"
     return text
 
 

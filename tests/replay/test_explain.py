@@ -142,6 +142,20 @@ class TestAttack:
             ("damage", 5, "scripted")]
 
 
+def test_an_attack_still_open_says_what_it_waits_on() -> None:
+    """C8: Skarn's unarmed 5 + 4 hits Kael's base defense and the Active Defense window is open: explaining the
+    attack gives its dice and the window, and says it is not settled, what it waits on and whose answer it is (it
+    listed the dice alone, nothing saying the attack was unresolved: a tester); once Kael declines, it is settled."""
+    fight = new_fight(sheet("kael"), sheet("skarn", side="raiders"), faces=[5, 4, 2])
+    fight.attack("skarn", "kael", unarmed=True)
+    open_ = explain(fight.events, declared(fight))
+    assert open_.verdicts[-1] == ("NOT SETTLED: as the log stands this action waits on Active Defense (C8), kael to "
+                                  "answer; what it comes to is explained once it settles")
+    assert len(open_.dice) == 3
+    fight.defend("kael", None)
+    assert not any(v.startswith("NOT SETTLED") for v in explain(fight.events, declared(fight)).verdicts)
+
+
 class TestOtherEvents:
     def test_save(self) -> None:
         """A save's two sides add up and the verdict cites C15."""

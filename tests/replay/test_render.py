@@ -249,3 +249,18 @@ def test_the_end_says_who_fled_in_every_format() -> None:
     assert "| Vesh | raiders | 20/20 | 10/10 | out of the fight: fled (C33) |" in render_records(fight.events, "md")
     page = render_records(fight.events, "html")
     assert re.search(r"<td class=\"num\">10/10</td><td>out of the fight: fled \(C33\)</td></tr>", page)
+
+
+def test_a_template_is_read_once_not_again_when_its_file_changes(tmp_path: Path) -> None:
+    """The templates' environment reads a template once, as its code is imported once: a file changed under a
+    running server is not read with the old code's values (the table's new template met the old Panel, and every
+    seat's page answered 500: a tester)."""
+    import jinja2
+
+    from omen_replay.render import environment
+
+    (tmp_path / "t.j2").write_text("first {{ x }}")
+    env = environment(jinja2.FileSystemLoader(tmp_path))
+    assert env.get_template("t.j2").render(x=1) == "first 1"
+    (tmp_path / "t.j2").write_text("second {{ y }}")
+    assert env.get_template("t.j2").render(x=1) == "first 1"

@@ -466,7 +466,8 @@ def test_chips_say_who_is_engaged_with_whom_and_what_a_condition_does(table: Any
 def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
     """C12, C13: Kael's critical hit on Vesh says on the GM's card why it deals 15 (8 on the primary die + 2 bonus
     + 2 crit bonus + 4 WD = 16, armor - 1 = 15); Alice's card says the terms her view holds and no armor step nor
-    final amount (Vesh's armor is not hers to see)."""
+    final amount (Vesh's armor is not hers to see), and that its 16 comes before Vesh's mitigation (it read as the
+    damage taken: a tester)."""
     table.create()
     alice = table.client.post("/fights/duel/seats", headers=table.auth(),
                               json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
@@ -478,7 +479,8 @@ def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
     assert (f"<li>15 slashing damage to Vesh the Cinder-Hand&#39;s HP {why}, armor \u2212 1 = 15)</li>"
             in fragment(table, table.gm))
     mine = fragment(table, alice)
-    assert f"<li>slashing damage to Vesh the Cinder-Hand&#39;s HP {why})</li>" in mine and "armor \u2212" not in mine
+    assert (f"<li>slashing damage to Vesh the Cinder-Hand&#39;s HP {why}, before the target&#39;s mitigation "
+            "(C13))</li>" in mine and "armor \u2212" not in mine)
 
 
 def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> None:
