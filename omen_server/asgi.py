@@ -748,7 +748,8 @@ def _stop_streams_on_signals(fights: Fights) -> None:
 
 def _before(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
     """The hook every request passes before its handler: OPTIONS answered (:func:`_allow`), then a query parameter
-    or header given twice refused (:func:`guard.check_once`), a fight id in the path that is none
+    or header given twice refused (:func:`guard.check_once`), a whole number not in ASCII digits
+    (:func:`guard.check_wholes`), a fight id in the path that is none
     (:func:`guard.check_path`), a body not sent as JSON (:func:`guard.check_media_type`) and a body nested too deep
     (:func:`guard.check_body`), before anything decodes it."""
     allow = _allow(routes)
@@ -757,6 +758,7 @@ def _before(routes: list[Any]) -> Callable[[Request[Any, Any, Any]], Any]:
         answered: Response[bytes] | None = await allow(request)
         if answered is None:
             guard.check_once(request.scope)
+            guard.check_wholes(request.scope)
             guard.check_path(request)
             await guard.check_media_type(request)
             await guard.check_body(request)

@@ -17,7 +17,7 @@ import urllib.parse
 from typing import Any
 
 import structlog
-from litestar.exceptions import HTTPException, ValidationException
+from litestar.exceptions import HTTPException, NotFoundException, ValidationException
 
 from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
 
@@ -89,6 +89,31 @@ def check_once(scope: Any) -> None:
         if name in ONCE and name in seen:
             _twice(ONCE[name], "header", "header")
         seen.add(name)
+
+
+#: The query parameters that are whole numbers (type integer in the OpenAPI document), by the path's last segment
+#: ("" for any path): ``limit`` everywhere, ``after`` of the events and the stream (the fights' ``after`` is an id).
+WHOLE_QUERY = {"": ("limit",), "events": ("after",), "stream": ("after",)}
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def check_wholes(scope: Any) -> None:
+    """Refuse (400, naming it: ``query.after``) a whole-number query parameter written other than in ASCII digits:
+    the decoder took ``1e1`` for 10 (and ``+3`` not), where the OpenAPI document says an integer; and a seq in a
+    path (``/explain/{seq}``) written other than in ASCII digits is no route (404), as ``/explain/abc`` is not:
+    ``int()`` read the Arabic-Indic ``٣`` as 3 (a tester)."""
+    path = str(scope.get("path", ""))
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    wholes = WHOLE_QUERY[""] + WHOLE_QUERY.get(last, ())
+    for name, value in urllib.parse.parse_qsl(scope.get("query_string", b"").decode("latin-1"),
+                                              keep_blank_values=True):
+        if name in wholes and not _DIGITS.fullmatch(value):
+            raise ValidationException(detail=f"{name} is a whole number", extra=[{
+                "message": f"Expected a whole number in ASCII digits (0-9), not {value[:40]!r}", "key": name,
+                "source": "query"}])
+    if "/explain/" in path and not _DIGITS.fullmatch(last):
+        raise NotFoundException(detail=f"no such path: {path[:200]!r} (a seq in a path is a whole number, in ASCII "
+                                       "digits)")
 
 
 def check_path(request: Any) -> None:

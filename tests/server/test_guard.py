@@ -142,3 +142,33 @@ def test_a_path_fight_id_that_is_none_is_a_400_before_the_token(fight_id: str) -
                 400, "/problems/invalid-body", "path.fight_id"), problem
             assert " is not a fight id: " in problem["detail"] and problem["detail"].endswith("(at path.fight_id)")
         assert table.client.get("/fights/nope/state", headers=table.auth()).status_code == 403
+
+
+@pytest.mark.parametrize(("path", "query", "name"), [("/fights/f/events", b"after=1e1", "after"),
+                                                    ("/fights/f/events", b"limit=1.0e1", "limit"),
+                                                    ("/fights/f/stream", b"after=%D9%A3", "after"),
+                                                    ("/fights", b"limit=+3", "limit")])
+def test_a_whole_number_query_parameter_not_in_ascii_digits_is_refused(path: str, query: bytes, name: str) -> None:
+    """The OpenAPI document's integers are written in ASCII digits: ``after=1e1`` was read as 10 and ``٣`` (an
+    Arabic-Indic digit) as 3, where ``+3`` was refused (a tester): each is 400 at ``query.NAME``; the fights'
+    ``after`` (an id) and plain digits pass."""
+    from omen_server.guard import check_wholes
+
+    with pytest.raises(ValidationException) as refused:
+        check_wholes({"path": path, "query_string": query})
+    extra = refused.value.extra
+    assert isinstance(extra, list) and len(extra) == 1
+    assert (extra[0]["key"], extra[0]["source"]) == (name, "query") and "ASCII digits" in extra[0]["message"]
+    check_wholes({"path": "/fights", "query_string": b"after=duel&limit=20"})
+    check_wholes({"path": "/fights/f/events", "query_string": b"after=12&limit=100"})
+
+
+def test_a_seq_in_a_path_not_in_ascii_digits_is_no_route() -> None:
+    """``/explain/٣`` was explained as seq 3 (``int()`` reads any Unicode digit): it is 404, as ``/explain/abc``."""
+    from litestar.exceptions import NotFoundException
+
+    from omen_server.guard import check_wholes
+
+    with pytest.raises(NotFoundException, match="ASCII digits"):
+        check_wholes({"path": "/fights/f/explain/\u0663", "query_string": b""})
+    check_wholes({"path": "/fights/f/explain/3", "query_string": b""})
