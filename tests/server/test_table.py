@@ -1622,6 +1622,10 @@ def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: A
     card = text[text.index('id="top-card"'):]
     headline = re.search(r'<span class="headline">([^<]*)</span>', card[:card.index("</article>")])
     assert headline is not None and headline.group(1) == "Vesh the Cinder-Hand attacks Kael Arden with Curved knife"
+    # its lines fold under what undid it (the struck card pushed the turn's Attack under the turn bar: a tester)
+    top = card[:card.index("</article>")]
+    assert '<details class="more-lines" id="top-undone-lines"><summary>what was undone (' in top
+    assert top.index('id="top-undone-lines"') < top.index("Undone: wrong target")
 
 
 def test_a_prone_defenders_decision_says_why_dodge_is_not_offered_and_each_thing_once(table: Any) -> None:
