@@ -41,6 +41,7 @@ from omen_core.commands import Command
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.decisions import deferred_words
 from omen_core.dice import purpose_words
+from omen_core.errors import OmenError
 from omen_core.events import DecisionOpened, SaveCalled, SeedRevealed, StoredEvent
 from omen_core.extensions import ATTACK_OPTION_FIELDS, routes, turn_actions
 from omen_core.hooks import HOOK_POINTS
@@ -785,7 +786,10 @@ def _passed_over_said(fights: Fights, fight_id: str, state: FightState, sight: S
     if not any(c.sheet.abilities or c.sheet.shorthand_abilities() for who, c in state.combatants.items()
                if sight.owns(who)):
         return []  # (no ability to pass over: no walk of the log)
-    passed = passed_over(StoreSource(fights.store, fight_id), declared, sight.owns)
+    try:
+        passed = passed_over(StoreSource(fights.store, fight_id), declared, sight.owns)
+    except OmenError:  # a log the walk refuses (the state and options say so): the card goes without these lines
+        return []
     return [f"{p.ability} to {names.get(p.who, p.who)}: {_ids_named(p.why, names)}" for p in passed]
 
 
