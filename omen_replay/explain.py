@@ -21,7 +21,7 @@ from omen_core.commands import EndFight, EndTurn
 from omen_core.content import Ability, Heal, IncomingDamage, Weapon
 from omen_core.decide import passed_over_at
 from omen_core.decisions import deferred_words, waiting_point
-from omen_core.derive import bonus_source, override_allowing
+from omen_core.derive import bonus_source, hit_numbers, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
 from omen_core.errors import BadInput, InvalidArgument, LogCorrupted, TornTail
 from omen_core.events import (
@@ -90,7 +90,7 @@ from omen_core.parts import HALF_ON_SUCCESS
 from omen_core.parts import Term as PartTerm
 from omen_core.rules.attack import is_thrown
 from omen_core.rules.mitigation import exact
-from omen_core.state import CombatantState, FightState, Frame, effective_bonus
+from omen_core.state import AttackFrame, CombatantState, FightState, Frame, effective_bonus
 from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, StoreSource, Visitor, Walk, tears, torn_batch, walk
 
 from .narrate import BatchCommand, applied_reason, crit_outcome, hp_unmoved
@@ -480,8 +480,22 @@ def _unsettled(state: FightState, declared: int) -> str:
     else:
         decision, who, _action = point
         waits = f"{decision.title} ({decision.rule}), {' or '.join(who) or 'no one'} to answer"
-    return (f"NOT SETTLED: as the log stands this action waits on {waits}; what it comes to is explained once it "
-            "settles")
+    frame = next(f for f in state.stack if f.declared_at == declared)
+    return (f"NOT SETTLED: as the log stands this action waits on {waits}{_as_it_stands(state, frame)}; what it "
+            "comes to is explained once it settles")
+
+
+def _as_it_stands(state: FightState, frame: Frame) -> str:
+    """An attack whose hit is rolled but not yet determined (an Active Defense window, an ability's decision at
+    ``attack.rolled``): its totals as they stand, and its crit check, decided before any Active Defense (C7), as
+    the engine reckons them (:func:`omen_core.derive.hit_numbers`); "" for anything else."""
+    if not isinstance(frame, AttackFrame) or frame.hit_roll is None or frame.determination is not None:
+        return ""
+    attack, defense, crit = hit_numbers(state, frame)
+    critical = crit.fcs_portion > crit.res_portion
+    return (f" (as it stands: hit total {attack.total} against defense {defense.total}, before any Active Defense, "
+            f"C8; the crit check {'already succeeds' if critical else 'fails'}: FCS portion {crit.fcs_portion} "
+            f"{'>' if critical else 'is not more than'} RES portion {crit.res_portion}, C7)")
 
 
 def _lands(damage: DamageResolved, event: Event) -> bool:

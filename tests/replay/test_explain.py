@@ -143,14 +143,17 @@ class TestAttack:
 
 
 def test_an_attack_still_open_says_what_it_waits_on() -> None:
-    """C8: Skarn's unarmed 5 + 4 hits Kael's base defense and the Active Defense window is open: explaining the
-    attack gives its dice and the window, and says it is not settled, what it waits on and whose answer it is (it
-    listed the dice alone, nothing saying the attack was unresolved: a tester); once Kael declines, it is settled."""
+    """C8, C7: Skarn's unarmed 5 + 4 hits Kael's base defense 2 (his RES die) and the Active Defense window is open:
+    explaining the attack gives its dice and the window, and says it is not settled, what it waits on, whose answer
+    it is, and the totals and crit check as they stand (FCS portion 4 > RES portion 2: decided before the window)
+    (it listed the dice alone: testers); once Kael declines, it is settled."""
     fight = new_fight(sheet("kael"), sheet("skarn", side="raiders"), faces=[5, 4, 2])
     fight.attack("skarn", "kael", unarmed=True)
     open_ = explain(fight.events, declared(fight))
     assert open_.verdicts[-1] == ("NOT SETTLED: as the log stands this action waits on Active Defense (C8), kael to "
-                                  "answer; what it comes to is explained once it settles")
+                                  "answer (as it stands: hit total 9 against defense 2, before any Active Defense, "
+                                  "C8; the crit check already succeeds: FCS portion 4 > RES portion 2, C7); what it "
+                                  "comes to is explained once it settles")
     assert len(open_.dice) == 3
     fight.defend("kael", None)
     assert not any(v.startswith("NOT SETTLED") for v in explain(fight.events, declared(fight)).verdicts)
