@@ -181,7 +181,7 @@ class SurplusFaces(DiceError, BadInput):
         what = describe_dice(self.rolled) if self.rolled else "no dice"
         why = (f": it stops first at {stops}, and the dice after it are rolled by the command that answers it "
                "(give the faces there);") if stops else ":"
-        rolls = ("the physical dice of this command (the others are drawn from the seed) are" if physical
+        rolls = ("the physical dice of this command (its others are the fight's own dice) are" if physical
                  else "this command rolls")
         super().__init__(f"{_faces(given)} given, but {rolls} {used} ({what}){why} "
                          f"{_faces(given - used)} too many; nothing was written")

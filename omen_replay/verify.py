@@ -908,7 +908,8 @@ class Audit(Visitor):
             # while faces are left a die is typed (the faces') or the fight's own: a die of a combatant whose dice
             # are not physical, rolled from the seed between typed ones (docs/server.md, "Physical dice")
             yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die while faces the command carried were "
-                          f"left, in a fight whose dice are {mode}", expected=f"{carried} or {mode}",
+                          f"left, in a fight whose dice are {mode} (relabelled?)",
+                          expected=carried if carried == mode else f"{carried} or {mode}",
                           found=rolled.source)
         elif self.batch_faces and not self.faces_left and rolled.source != mode:  # after the faces: the fight's (C29)
             yield Finding(seq=seq, rule="dice", what=f"a {rolled.source} die after the faces the command carried ran "

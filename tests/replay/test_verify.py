@@ -821,6 +821,22 @@ class TestDiceSourcePolicy:
         report = verify(reseal(log, i, forged))
         assert any(f.seq == log[i].seq and f.rule == "dice" and f.found == "manual" for f in report.problems)
 
+    def test_a_scripted_die_relabelled_manual_says_what_was_expected_once(self) -> None:
+        """In a scripted fight whose commands carry their faces, a die relabelled "manual" (and re-sealed) is a dice
+        finding at its seq that says it may be relabelled and expects "scripted" (it read "scripted or scripted": a
+        tester)."""
+        from tests.fights import new_fight
+
+        fight = new_fight(sheet("ash"), sheet("bo", side="raiders"), faces=[])
+        fight.attack("ash", "bo", unarmed=True, dice=[5, 4, 2])
+        log = fight.events
+        i = index_of(log, DiceRolled)
+        assert log[i].event.source == "scripted"
+        forged = msgspec.structs.replace(log[i].event, source="manual")
+        found = [f for f in verify(reseal(log, i, forged)).problems if f.seq == log[i].seq and f.rule == "dice"]
+        assert found and all(f.expected == "scripted" and f.found == "manual" for f in found), found
+        assert any("relabelled?" in f.what for f in found), found
+
     def test_a_die_labelled_seeded_without_a_commitment_is_found(self) -> None:
         """In a scripted fight (no seed commitment), a die relabelled "seeded" (and re-sealed) is a dice finding
         at its seq (issue #10, 5c)."""
