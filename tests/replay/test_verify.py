@@ -831,8 +831,9 @@ class TestDiceSourcePolicy:
         fight.attack("ash", "bo", unarmed=True, dice=[5, 4, 2])
         log = fight.events
         i = index_of(log, DiceRolled)
-        assert log[i].event.source == "scripted"
-        forged = msgspec.structs.replace(log[i].event, source="manual")
+        rolled = log[i].event
+        assert isinstance(rolled, DiceRolled) and rolled.source == "scripted"
+        forged = msgspec.structs.replace(rolled, source="manual")
         found = [f for f in verify(reseal(log, i, forged)).problems if f.seq == log[i].seq and f.rule == "dice"]
         assert found and all(f.expected == "scripted" and f.found == "manual" for f in found), found
         assert any("relabelled?" in f.what for f in found), found
