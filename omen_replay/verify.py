@@ -291,6 +291,21 @@ def _show(value: object) -> str:
     return str(value)
 
 
+#: The most characters of an event's JSON a finding quotes, around where the two sides first differ.
+CLIP = 400
+
+
+def _clipped(text: str, other: str) -> str:
+    """``text`` as a finding quotes it: whole if short, else :data:`CLIP` characters around where it first differs
+    from ``other``, each end cut marked with "…" (it was cut at 400 characters, mid-object and unmarked, before
+    the difference: a tester)."""
+    if len(text) <= CLIP:
+        return text
+    at = next((i for i, (a, b) in enumerate(zip(text, other, strict=False)) if a != b), min(len(text), len(other)))
+    start = max(0, min(at - CLIP // 4, len(text) - CLIP))
+    return ("…" if start else "") + text[start:start + CLIP] + ("…" if start + CLIP < len(text) else "")
+
+
 class _Batch:
     """One command's events as they come, the state before the first, and the events whose numbers are recomputed
     one by one if deciding the command again does not give the very same events (``held``: each with the state
@@ -1119,7 +1134,8 @@ def _differences(records: list[StoredEvent], produced: list[Event]) -> Iterator[
             yield Finding(seq=rec.seq, rule=rule,
                           what=f"the rules give a different {tag} here than the log records"
                                if found == tag else f"the rules give {tag} here where the log has {found}",
-                          expected=wanted.decode()[:400], found=have.decode()[:400])
+                          expected=_clipped(wanted.decode(), have.decode()),
+                          found=_clipped(have.decode(), wanted.decode()))
             return
     if len(records) > len(produced):
         extra = records[len(produced)]

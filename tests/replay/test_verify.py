@@ -1665,3 +1665,19 @@ class TestSchemaVersionOne:
         report = verify_lines(v1_resealed(edit))
         dying = "the rules give turn_skipped here where the log has turn_started"
         assert [(f.seq, f.rule, f.what) for f in report.problems if f.what != dying] == found
+
+
+def test_a_long_events_difference_is_quoted_where_it_lies_its_cuts_marked() -> None:
+    """A finding quotes at most CLIP characters of an event's JSON: around where the two sides first differ, each
+    cut marked "…" (it was cut at 400 characters, mid-object and unmarked, before the difference: a tester); a
+    short one whole."""
+    from omen_replay.verify import CLIP, _clipped
+
+    head = '{"type":"hit_determined","terms":"' + "x" * 600
+    wanted, have = head + '","hit":true}', head + '","hit":false}'
+    quoted = _clipped(wanted, have)
+    assert quoted.startswith("…") and quoted.endswith('"hit":true}') and len(quoted) == CLIP + 1
+    assert _clipped(have, wanted).endswith('"hit":false}')
+    middle = _clipped("y" * 300 + "A" + "y" * 900, "y" * 300 + "B" + "y" * 900)
+    assert middle.startswith("…") and middle.endswith("…") and "A" in middle and len(middle) == CLIP + 2
+    assert _clipped('{"a":1}', '{"a":2}') == '{"a":1}'
