@@ -1017,6 +1017,8 @@ class TestSeedFromTheLog:
         report = verify(log)
         assert [f.seq for f in report.problems if f.what.startswith("seeded die")] == [seq]
         assert report.seeded_dice == report.seeded_checked == 3 and report.seed_revealed
+        # the die named as a player counts it (it said "seeded die 0 of roll #1": a tester)
+        assert next(f.what for f in report.problems if f.seq == seq).startswith("seeded die 1 of roll #")
 
     def test_the_crafted_index_forgery_is_caught(self, tmp_path: Path) -> None:
         """The forgery of issue #26: a re-sealed log with one seeded die changed, beside a landmark index that
@@ -1040,7 +1042,7 @@ class TestSeedFromTheLog:
         assert [f.seq for f in report.problems if f.what.startswith("seeded die")] == [seq]
         result = CliRunner().invoke(app, ["verify", str(path)])
         assert result.exit_code == 1 and "all match the revealed seed" not in result.stdout
-        assert f"seq {seq} [dice] seeded die 0" in result.stdout
+        assert f"seq {seq} [dice] seeded die 1" in result.stdout
 
     def test_findings_come_in_the_logs_order_in_the_report_the_text_and_the_json(self, tmp_path: Path) -> None:
         """The forged die at seq 5 is found only when the reveal comes, after the check's findings at seq 6: the
