@@ -771,7 +771,9 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
                                    named=_origins(state, decl.attacker, decl.target, answered=answered),
                                    rerolled=rerolled, attacker=decl.attacker,
                                    lowered=lowered if dealt_by_weapon else None,
-                                   crit=isinstance(hd, HitDetermined) and hd.crit)
+                                   crit=isinstance(hd, HitDetermined) and hd.crit,
+                                   attribute=hd.attack.attribute if dealt_by_weapon and arm is not None
+                                   and isinstance(hd, HitDetermined) else "")
             weapon_damage = weapon_damage and not dealt_by_weapon
             e = rec.event
             where = f"{e.target}'s {e.resource.upper()}"
@@ -1081,7 +1083,7 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
                   named: dict[str, tuple[str, str]] | None = None,
                   rerolled: frozenset[tuple[str, int]] = frozenset(), stacks: tuple[str, str] = ("", ""),
                   attacker: str = "", lowered: _Changed | None = None, answer: bool = False,
-                  crit: bool = False) -> list[Part]:
+                  crit: bool = False, attribute: str = "") -> list[Part]:
     """C12's damage formula term by term (or a consequence's own damage roll, C25), then C13 step by step
     (``incoming``: the target's incoming-damage modifiers, to show step 5's arithmetic, C34; ``named``: what a
     modifier named after a condition or an ability is, :func:`_origins`; ``rerolled``: the dice of the hit roll a
@@ -1113,10 +1115,14 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
     changed = ("", t.routed_die) in rerolled if t.routed_die is not None else any(p == "primary" for p, _ in rerolled)
     dice_source = "the hit roll, as rerolled (C39)" if changed else "the hit roll, not re-rolled"
     formula = tuple(x for x in t.terms() if crit or x.kind != "crit_bonus" or x.value)  # no crit: no such term
-    formula = formula if lowered is None else _split_bonus(formula, lowered)
+    if lowered is not None:
+        formula = _split_bonus(formula, lowered)
+    elif attribute:  # an armed attack's primary bonus, the sheet's as it stands: which attribute, whose (C12)
+        formula = tuple(PartTerm(x.label, x.value, x.source, f"sheet_{x.kind}")
+                        if x.kind in ("primary_bonus", "crit_bonus") else x for x in formula)
     terms = _worded(formula, dice_label=dice_label, dice_source=dice_source, damage_source=event.source,
                     modifier_source="damage modifier", named=named, attacker=attacker, who=attacker,
-                    attribute=lowered.attribute if lowered else "", held=lowered.held if lowered else "")
+                    attribute=lowered.attribute if lowered else attribute, held=lowered.held if lowered else "")
     return [Part(name=f"damage ({event.source})", terms=terms, total=t.raw, rule="C12"), mitigation]
 
 

@@ -1682,3 +1682,16 @@ class TestADecisionPointNotOffered:
         (lines,) = self.said(fight)
         assert len(lines) == 1 and lines[0].startswith("Ward (C37) not offered to ana at attack.rolled "), lines
         assert lines[0].endswith("): ana is Paralysed: no decision (C10)"), lines
+
+
+def test_an_armed_attacks_primary_bonus_names_its_attribute_and_whose_sheet() -> None:
+    """C12: Ash (STR d8 +2, an axe of WD 4) hits Bo; the damage's primary bonus says which attribute and whose
+    sheet ("STR bonus, ash's sheet (C12)") with no condition held, as it does when one lowered it (it read
+    "attribute bonus (none when unarmed, C12)": a tester)."""
+    ash = msgspec.structs.replace(sheet("ash", STR=(8, 2)), weapons=(Weapon(id="axe", weapon_damage=4),))
+    fight = new_fight(ash, msgspec.structs.replace(sheet("bo", side="b", RES=(6, 1)), hp=30), faces=[5, 1, 1])
+    fight.attack("ash", "bo")
+    fight.defend("bo", None)
+    damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name.startswith("damage"))
+    bonus = next(t for t in damage.terms if t.label == "primary bonus")
+    assert (bonus.value, bonus.source) == (2, "STR bonus, ash's sheet (C12)")
