@@ -425,6 +425,24 @@ def _would_change(state: FightState, ability: Ability, frame: Frame, who: str) -
     return False
 
 
+def _nothing_to_restore(state: FightState, ability: Ability, frame: Frame, who: str) -> str:
+    """Why a restoring ability answered by ``who`` would change nothing, effect by effect (C38): whose HP is at its
+    sheet's already, who holds no such condition; said as the state stood when it was due (a hit's Second Wind is
+    judged before the damage lands: it read "would restore nothing now" under the HP that fell: a tester)."""
+    said: list[str] = []
+    for effect in ability.effects:
+        whom = who if getattr(effect, "to", "actor") == "actor" else answer_target(state, ability, frame, who)
+        fighter = state.combatants.get(whom) if whom is not None else None
+        if fighter is None:
+            continue
+        if isinstance(effect, Heal):
+            said.append(f"{whom} was at its sheet's HP ({fighter.hp} of {fighter.sheet.hp}) when it was due, and "
+                        "healing never goes above it")
+        elif isinstance(effect, ClearCondition):
+            said.append(f"{whom} held no {effect.condition} to clear")
+    return f"{ability.name} would restore nothing: {'; '.join(dict.fromkeys(said)) or 'nothing to restore'} (C38)"
+
+
 def answer_target(state: FightState, ability: Ability, frame: Frame, who: str) -> str | None:
     """The target of ``who``'s answer to ``ability`` (where its effects ``to = "target"`` land; explain names a
     heal's recipient by it): the afflicted or the applier at condition.applied, else the other party of the action
@@ -569,8 +587,7 @@ def _triggered(ability: Ability) -> Extension:
             lambda: None if decl is None or _rerolls_found(ability, frame) else
             f"no die of the hit roll left that {ability.name} could roll again (C39)",
             lambda: None if not _restores_only(ability) or _would_change(state, ability, frame, who) else
-            f"{ability.name} would restore nothing now (C38: healing never goes above the sheet's HP, and a "
-            "condition not held cannot be cleared)",
+            _nothing_to_restore(state, ability, frame, who),
             lambda: None if _may_spend(state, who, ability) else
             f"{who}'s first turn has not come yet: its Bonus Actions are for defence only until then (C20)",
             lambda: None if decl is None or _armed(state, who, ability) else

@@ -466,6 +466,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     by_action: dict[int, StoryCard] = {}
     by_batch: dict[int, StoryCard] = {}
     undos: dict[int, tuple[int, int, str]] = {}
+    undo_cards: dict[int, tuple[int, int, int]] = {}  # an undo's `undone` seq: its card's number, what it took back
     reactions: dict[int, tuple[int, str, str]] = {}  # a reaction's action: the action it answers, who, what
     changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
     sides: dict[Any, tuple[str, str]] = {}  # an action's attacker and target, or saver and caller
@@ -519,6 +520,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             tied.setdefault(rec.batch, set()).update(str(w) for w in e.get("group") or ())
         if kind == "undone":
             undos[rec.seq] = (int(e.get("from_seq", 0)), int(e.get("to_seq", 0)), str(e.get("reason") or ""))
+            undo_cards[rec.seq] = (rec.batch, int(e.get("from_seq", 0)), int(e.get("to_seq", 0)))
         elif kind == "redone":
             undos.pop(int(e.get("undo_seq", 0)), None)
         text, verdict = _line(kind, e, names, gear)
@@ -591,6 +593,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                         and kind != "moment_reached":  # (a moment the command came to is a card of its own: an
                     # end of turn's save and tick stay under it, not under the next turn's start: found by a tester)
                     cards.remove(batch_card)  # the command's card is the action's: what came before it leads
+                    if batch_card.headline.endswith(GM_GAVE) and not card.headline.endswith(GM_GAVE):
+                        card.headline += GM_GAVE  # the action the GM declared for the seat's own combatant (an
+                        # attack the GM gave for a player's read as hers: a tester)
                     card.seq, card.lines = batch_card.seq, list(batch_card.lines)
                     card.seqs, card.batches = list(batch_card.seqs), set(batch_card.batches)
                     card.rolled = batch_card.rolled
@@ -643,7 +648,10 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.headline = f"Undo: {text_of_reason(e)}"
         elif kind == "redone":  # its reason, as the undo's, and what it brings back (it read "Redo" alone)
             card.headline = f"Redo: {text_of_reason(e)}"
-            card.lines.append(f"brings back what the undo at #{e.get('undo_seq')} took back")
+            undo_seq = int(e.get("undo_seq", 0))  # the undo's `undone` event: its card is numbered by its command
+            batch, first, last = undo_cards.get(undo_seq, (undo_seq, 0, 0))
+            back = f" (#{first} to #{last})" if first else ""
+            card.lines.append(f"brings back what the undo at #{batch} took back{back}")
         if kind == "resource_changed" and e.get("resource") == "hp":
             hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
     for action, whom in healing.finish():

@@ -1695,3 +1695,22 @@ def test_an_armed_attacks_primary_bonus_names_its_attribute_and_whose_sheet() ->
     damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name.startswith("damage"))
     bonus = next(t for t in damage.terms if t.label == "primary bonus")
     assert (bonus.value, bonus.source) == (2, "STR bonus, ash's sheet (C12)")
+
+
+def test_a_restoring_ability_not_offered_says_whose_hp_was_full_when_it_was_due() -> None:
+    """C38: Ana holds Second Wind and is hit at full HP: explain says it would restore nothing because she was at
+    her sheet's HP when it was due (before the damage landed), not "would restore nothing now" under the HP that
+    fell (a tester); a heal's reason says nothing of clearing a condition."""
+    from omen_core.events import AttackDeclared
+    from tests.test_abilities import having
+
+    fight = new_fight(having(sheet("ana"), "second_wind"), sheet("orc", side="raiders"), faces=[6, 6, 1])
+    fight.attack("orc", "ana", unarmed=True)
+    fight.defend("ana", None)
+    decl = next(r.seq for r in fight.events if isinstance(r.event, AttackDeclared))
+    lines = [v for v in explain(fight.events, decl).verdicts if "not offered" in v]
+    assert len(lines) == 1 and lines[0].startswith("Second Wind (C37) not offered to ana at "), lines
+    hp = fight.state.combatants["ana"].sheet.hp
+    assert lines[0].endswith(f"): Second Wind would restore nothing: ana was at its sheet's HP ({hp} of {hp}) when "
+                             "it was due, and healing never goes above it (C38)"), lines
+    assert fight.state.combatants["ana"].hp < hp

@@ -758,6 +758,30 @@ def test_an_answer_the_gm_gave_for_a_players_combatant_says_so_to_the_player(tab
     assert not any("given by the GM" in line for line in _top_lines(fragment(table, alice)))
 
 
+def test_an_attack_the_gm_declared_for_a_players_combatant_says_so_to_the_player(table: Any) -> None:
+    """docs/server.md: a claim is the GM's call, and the GM may give the player's attack with it; the card of that
+    attack on Alice's page reads "... (given by the GM)" (it read as if she had declared it: a tester); the GM's
+    card, and Alice's own attack's after it, do not."""
+    table.create(names=("kael", "vesh"), dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"}
+    given = table.command({**attack, "situational": {"high_ground": True}, "dice": [1, 1, 6]})
+    assert given.status_code == 201, given.text
+    headline = re.compile(r'id="top-card".*?<span class="headline">([^<]*)</span>', re.S)
+    mine = headline.search(fragment(table, alice))
+    assert mine is not None and html.unescape(mine.group(1)) == (
+        "Kael Arden attacks Vesh the Cinder-Hand with Longsword (given by the GM)")
+    gms = headline.search(fragment(table, table.gm))
+    assert gms is not None and "given by the GM" not in gms.group(1)
+    assert table.command({"command": "end_turn", "who": "kael"}).status_code == 201
+    assert table.command({"command": "end_turn", "who": "vesh"}).status_code == 201
+    mine_too = table.command(attack, token=alice)  # (an Interrupt window for Vesh comes first, C24)
+    assert mine_too.status_code == 201, mine_too.text
+    again = headline.search(fragment(table, alice))
+    assert again is not None and "given by the GM" not in again.group(1)
+
+
 def test_a_hit_by_a_hidden_combatant_is_told_to_the_target_by_its_own_hp_alone(table: Any) -> None:
     """Hidden Skarn hits Kael: every event of the attack is withheld from Alice, who plays Kael, and her log said
     nothing while her HP fell 24 -> 6; her card of the batch now says "Kael Arden takes damage: 24 → 6 HP" (her own
@@ -1916,20 +1940,26 @@ def test_a_caught_weapon_is_the_cards_verdict(table: Any) -> None:
 
 def test_a_redo_card_says_its_reason_and_what_it_brings_back(table: Any) -> None:
     """The GM undoes Kael's Prone ("misclick") and redoes it ("it was right"): every seat's redo card reads "Redo:
-    it was right" and that it brings back what the undo took back (it read "Redo" alone: found by a tester)."""
+    it was right" and that it brings back what the undo took back (it read "Redo" alone: found by a tester), naming
+    the undo by its card's number in the log (it named the undo's `undone` event, one past it: a tester) and the
+    seqs it took back."""
     table.create()
     alice = _seat(table, "Alice", "kael")
     for command in ({"command": "roll_initiative", "dice": [6, 1]},
                     {"command": "apply_condition", "who": "kael", "condition": "Prone"},
                     {"command": "undo", "reason": "misclick"}):
         assert table.command(command).status_code == 201, command
-    undo_seq = table.client.get("/fights/duel/state", headers=table.auth()).json()["head"]["seq"]
+    events = table.client.get("/fights/duel/events", headers=table.auth()).json()["events"]
+    undone = next(e for e in events if e["type"] == "undone")
+    assert undone["batch"] < undone["seq"]  # the undo's card is numbered by its command (#batch), as the log shows
     assert table.command({"command": "redo", "reason": "it was right"}).status_code == 201
     for token in (table.gm, alice):
         text = fragment(table, token)
         top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
         assert '<span class="headline">Redo: it was right</span>' in top, top[:500]
-        assert f"<li>brings back what the undo at #{undo_seq} took back</li>" in top
+        assert (f"<li>brings back what the undo at #{undone['batch']} took back (#{undone['event']['from_seq']} to "
+                f"#{undone['event']['to_seq']})</li>") in top, top
+        assert f'id="seq-{undone["batch"]}"' in text  # the undo's card in the log, by that number
 
 
 def test_a_condition_with_two_limits_says_whichever_comes_first(table: Any) -> None:
