@@ -19,7 +19,7 @@ from typing import Any
 from omen_core.abilities import USE, fight_abilities, offered_while, uses_left
 from omen_core.decide.attack import damage_taken
 from omen_core.decisions import deferred_words
-from omen_core.derive import Standing, active_defense_adds, standing_hit, strike_bonus
+from omen_core.derive import Standing, active_defense_adds, bonus_source, standing_hit, strike_bonus
 from omen_core.hooks import moment_said
 from omen_core.options import Choice, Odds, Offer, Waiting
 from omen_core.state import AttackFrame, FightState
@@ -275,11 +275,11 @@ def _defense_choice(state: FightState, defender: str, window: Any, choice: Choic
         return ChoiceFacts(adds="keeps the Bonus Action",
                            turns="it hits" if unseen else f"defense stays {window.base_defense}: it hits", odds=odds)
     adds = active_defense_adds(state, defender, str(defense), choice.args.get("weapon"))
-    fighter = state.combatants[defender]
-    sheet = fighter.sheet.attributes[adds.attribute].bonus  # the bonus as it stands, split into the sheet's and
-    parts = [f"+ d{adds.sides} {adds.attribute}", _signed(sheet, f"{adds.attribute} bonus")]  # what conditions
-    if adds.bonus != sheet:  # changed (C28), as the cards and explain say it (it read "+ 0 AGI bonus" on a sheet's
-        parts.append(_signed(adds.bonus - sheet, "conditions"))  # +1 under Fatigued: a tester)
+    source = bonus_source(state, defender, adds.attribute)  # the bonus as it stands, split into the sheet's and
+    parts = [f"+ d{adds.sides} {adds.attribute}", _signed(source.sheet, f"{adds.attribute} bonus")]  # what
+    if adds.bonus != source.sheet:  # conditions changed (C28), named, as explain says it (it read "+ 0 AGI bonus"
+        held = ", ".join(f"{name} x{stacks}" for name, stacks in source.held)  # on a sheet's +1 under Fatigued)
+        parts.append(_signed(adds.bonus - source.sheet, f"conditions ({held})" if held else "conditions"))
     if adds.rating:
         parts.append(_signed(adds.rating, "Parry Rating" if defense == "parry" else "Block Rating"))
     turns = needed_face(window.attack_total, window.base_defense, adds.bonus + adds.rating, adds.sides)

@@ -219,13 +219,13 @@ def test_two_responders_strikes_each_say_their_own_numbers() -> None:
 
 def test_an_active_defense_says_what_conditions_took_off_its_bonus() -> None:
     """C28, C9: Kael (AGI d6 +1 on his sheet) is Fatigued (-1 to his attribute bonuses) when Skarn's unarmed 5 + 4
-    hits his base defense: the Dodge says "+ d6 AGI + 1 AGI bonus − 1 conditions", the sheet's value and the
-    change, as the cards and explain say it (it read "+ 0 AGI bonus" beside a sheet's +1: a tester); the face it
-    needs counts the bonus as it stands."""
+    hits his base defense: the Dodge says "+ d6 AGI + 1 AGI bonus − 1 conditions (Fatigued x1)", the sheet's
+    value and the change, the conditions named, as explain says it (it read "+ 0 AGI bonus" beside a sheet's +1:
+    testers)."""
     fight = new_fight(sheet("kael", AGI=(6, 1)), sheet("skarn", side="raiders"), faces=[5, 4, 2])
     fight.apply_condition("kael", "Fatigued")
     fight.attack("skarn", "kael", unarmed=True)
     offered = options(fight.state)
     told = decision_facts(fight.state, offered.waiting, list(offered.offers), GM)
     dodge = next(c for (command, _who, _i), c in told.choices.items() if c.adds.startswith("+ d6 AGI"))
-    assert dodge.adds == "+ d6 AGI + 1 AGI bonus − 1 conditions", dodge.adds
+    assert dodge.adds == "+ d6 AGI + 1 AGI bonus − 1 conditions (Fatigued x1)", dodge.adds
