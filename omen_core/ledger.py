@@ -7,7 +7,7 @@ through it); what a cost is, :class:`omen_core.hooks.Cost`.
 
 from __future__ import annotations
 
-from .hooks import Cost
+from .hooks import Cost, amount_of
 from .state import FightState
 
 __all__ = ["shortfall"]
@@ -24,7 +24,6 @@ def shortfall(state: FightState, who: str, cost: Cost) -> str | None:
     rules = {"action": "C20", "movement_action": "C20", "bonus_action": "C22", "hp": "C36", "will": "C41"}
     for resource, amount in cost.entries():
         if amount > left[resource]:
-            return (f"{who!r} cannot pay {cost.words()}: {max(left[resource], 0)} "
-                    f"{resource.replace('_', ' ')}{'' if resource in ('hp', 'will') else '(s)'} to spend "
-                    f"({rules[resource]})")
+            return (f"{who!r} cannot pay {cost.words()}: {amount_of(resource, max(left[resource], 0))} left to "
+                    f"spend ({rules[resource]})")
     return None

@@ -766,8 +766,8 @@ class TestStandUp:
         fight.apply_condition("kael", "Prone")
         fight.move("kael")
         said = str(refused(fight, lambda: fight.stand_up("kael"), "C20"))
-        assert said == ("[C20] standing up is a Movement Action: 'kael' cannot pay 1 Movement Action: 0 movement "
-                        "action(s) to spend (C20)")
+        assert said == ("[C20] standing up is a Movement Action: 'kael' cannot pay 1 Movement Action: 0 Movement "
+                        "Actions left to spend (C20)")
         assert fight.state.combatants["kael"].prone
 
     def test_one_not_prone_cannot_stand_up(self, play: Play) -> None:

@@ -1525,11 +1525,11 @@ class TestADecisionPointNotOffered:
         fight.attack("ana", "orc", unarmed=True)
         (lines,) = self.said(fight)
         assert len(lines) == 1 and lines[0].startswith("Second Try (C37) not offered to ana at attack.rolled ")
-        assert lines[0].endswith("): 'ana' cannot pay 1 Will: 0 will to spend (C41)"), lines
+        assert lines[0].endswith("): 'ana' cannot pay 1 Will: 0 Will left to spend (C41)"), lines
         hits = self.fight([6, 6, 1], will=0)  # the cost comes before what it could change (docs/abilities.md)
         hits.attack("ana", "orc", unarmed=True)
-        assert [line.rsplit("): ", 1)[1] for line in self.said(hits)[0]] == ["'ana' cannot pay 1 Will: 0 will to "
-                                                                            "spend (C41)"]
+        assert [line.rsplit("): ", 1)[1] for line in self.said(hits)[0]] == ["'ana' cannot pay 1 Will: 0 Will left "
+                                                                            "to spend (C41)"]
 
     def test_only_the_owners_given_are_told_of(self) -> None:
         """A seat's explanation (``owners``: the server's for a player, its own combatants) says nothing of another's
@@ -1618,7 +1618,8 @@ class TestADecisionPointNotOffered:
         reached = next(r for r in fight.events if isinstance(r.event, MomentReached))
         assert explain(fight.events, reached.seq).verdicts == (
             f"Grit (C37) not offered to kael at save.resolved (derived from the state before seq {reached.seq + 1}; "
-            "the log records only the decision points that opened): 'kael' cannot pay 1 Will: 0 will to spend (C41)",
+            "the log records only the decision points that opened): 'kael' cannot pay 1 Will: 0 Will left to spend "
+            "(C41)",
             "vesh answers venom_twist: use (Venom Twist, C37)", "kael takes 3 fire (raw 3, C13)", "kael's HP 20 -> 17")
 
     def test_an_ability_used_on_ones_turn_says_whom_its_condition_passed_over(self) -> None:
