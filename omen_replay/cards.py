@@ -741,9 +741,24 @@ def _hit_verdicts(event: HitDetermined) -> list[Verdict]:
     hit = Verdict(label="HIT" if event.hit else "MISS", numbers=f"{a.total} vs {d.total}",
                   rule="a tie goes to the defender (§Hit Determination)" if tie else "§Hit Determination")
     label = crit_outcome(event)
-    crit = Verdict(label=label, numbers=f"FCS portion {c.fcs_portion} vs RES portion {c.res_portion}",
+    crit = Verdict(label=label, numbers=f"FCS portion {c.fcs_portion}{_portion(c.fcs_terms())} vs RES portion "
+                                        f"{c.res_portion}{_portion(c.res_terms())}",
                    rule="C7: a tie is no crit" if c.fcs_portion == c.res_portion else "C7")
     return [hit, crit]
+
+
+#: How a crit portion's term is said, by its kind (C7): the FCS dice, the RES die, an attribute's bonus.
+_PORTION_WORDS = {"fcs_die": "{label} dice", "res_die": "{label} die"}
+
+
+def _portion(terms: Iterable[Term]) -> str:
+    """A crit portion's terms in brackets (C7: ``(6 FCS dice + 2 FCS bonus)``), so that a bonus the hit roll does
+    not show is seen where the portion counts it (the FCS bonus: a tester); "" where it is one term."""
+    shown = [t for t in terms if t.value or t.kind in _PORTION_WORDS]
+    if len(shown) < 2:
+        return ""
+    return " (" + " + ".join(f"{t.value} " + _PORTION_WORDS.get(t.kind, "{label} bonus").format(label=t.label)
+                             for t in shown) + ")"
 
 
 def _damage_terms(t: DamageTerms, dice: list[Die], lowered: Lowered | None = None) -> tuple[RollTerm, ...]:

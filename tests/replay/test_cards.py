@@ -70,11 +70,13 @@ def assert_numbers_are_explains(records: list[StoredEvent]) -> None:
 
 class TestCards:
     def test_the_issues_roll_string(self) -> None:
-        """Vesh's knife attack on Brin at the Ember Ford reads as the issue writes a roll string."""
+        """Vesh's knife attack on Brin at the Ember Ford reads as the issue writes a roll string; its crit check
+        says the FCS bonus the hit roll does not show (C7: a tester saw "FCS portion 8" unexplained)."""
         card = cards_of(EMBER)[93]
         assert [r.text() for r in card.rolls] == ["7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14", "6 (d6) + 1 armor = 7"]
         assert [(v.label, v.numbers) for v in card.verdicts] == [("HIT", "14 vs 7"),
-                                                                 ("no crit", "FCS portion 5 vs RES portion 6")]
+                                                                 ("no crit", "FCS portion 5 (4 FCS dice + 1 FCS bonus)"
+                                                                             " vs RES portion 6")]
         assert card.damage[0].text() == "11 piercing - 1 armor = 10 to Brin Hollowmere's HP"
         assert [(r.who, r.before, r.after) for r in card.resources] == [("brin", 14, 4)]
         assert card.reactions == (96,) and cards_of(EMBER)[96].reacting_to == 93
