@@ -204,11 +204,11 @@ class TestRecordedNumbers:
         assert fight.version == before and fight.waiting_for is not None
 
     def test_an_incoming_multiplier_times_damage_past_the_bound_is_refused(self) -> None:
-        """A product (C13 step 5, C34): 10,003 damage (WD 10,000 and a 3) times Vesh's incoming 10^12 is
-        10,003 x 10^12; its incoming step takes away 10^12 x 10,003 - 10,003, past the bound."""
-        kael = msgspec.structs.replace(sheet("kael"), weapons=(Weapon(id="sword", weapon_damage=10_000),))
-        vesh = msgspec.structs.replace(sheet("vesh", side="foes"), incoming_damage=IncomingDamage(
-            multiply="1000000000000"))
+        """A product (C13 step 5, C34): 10^13 + 3 damage (WD 10^13 and a 3) times Vesh's incoming 1000 (the most a
+        sheet may write, MAX_MULTIPLY) is 1000 x (10^13 + 3); its incoming step adds 999 x (10^13 + 3), past the
+        bound."""
+        kael = msgspec.structs.replace(sheet("kael"), weapons=(Weapon(id="sword", weapon_damage=10**13),))
+        vesh = msgspec.structs.replace(sheet("vesh", side="foes"), incoming_damage=IncomingDamage(multiply="1000"))
         fight = Fight.start(MemoryStore(), "m", dice=ScriptedDice([6, 1, 3, 3, 2]), clock=lambda: 0,
                             combatants=[kael, vesh])
         fight.roll_initiative()
@@ -216,7 +216,7 @@ class TestRecordedNumbers:
         with pytest.raises(InvalidCommand) as refused:
             fight.defend("vesh", None)
         assert str(refused.value) == _refusal("answer_active_defense", "damage_resolved", 22,
-                                              10_003 * 10**12 - 10_003, "$.event.steps[4].amount")
+                                              999 * (10**13 + 3), "$.event.steps[4].amount")
 
     def test_stacks_times_a_per_stack_modifier_past_the_bound_is_refused(self) -> None:
         """A product (C28): 4 stacks of Hexed at 2**51 damage per stack is a damage term of 2**53, refused at the
@@ -244,7 +244,7 @@ class TestRecordedNumbers:
 
 _WHOLE = st.one_of(st.sampled_from([MAX_WHOLE, -MAX_WHOLE]), st.integers(-3, 3), st.integers(-MAX_WHOLE, MAX_WHOLE))
 _NON_NEGATIVE = st.one_of(st.just(MAX_WHOLE), st.integers(0, 3), st.integers(0, MAX_WHOLE))
-_MULTIPLIERS: tuple[float | str, ...] = (1.0, "7/5", "1/2", "1000000")
+_MULTIPLIERS: tuple[float | str, ...] = (1.0, "7/5", "1/2", "1000")  # (at most 1000: MAX_MULTIPLY)
 
 
 @st.composite
