@@ -282,23 +282,18 @@ class IncomingDamage(_Content, frozen=True, kw_only=True):
     """Step 5 of mitigation (C13): final damage is multiplied by the exact fraction written (C34: 1.4 is 7/5),
     then ``add`` added, rounded down once, floor 0. ``multiply`` is a number or a fraction like ``"7/5"``."""
 
-    multiply: Annotated[float, msgspec.Meta(ge=0, le=MAX_MULTIPLY)] | Multiplier = 1.0
+    multiply: Annotated[float, msgspec.Meta(ge=0)] | Multiplier = 1.0
     add: int = 0
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if _over(self.multiply, MAX_MULTIPLY):
-            raise ValueError(f"multiply is at most {MAX_MULTIPLY} (C13 step 5: a multiplier as written, C34), not "
-                             f"{self.multiply}")
-
-
-def _over(multiplier: float | str, most: int) -> bool:
-    """Whether a multiplier as written (a float, a decimal ``"1.4"``, a fraction ``"7/5"``) is more than ``most``,
-    read as decimals (C34: exact as written; no whole number is built from a long run of digits)."""
-    if isinstance(multiplier, float):
-        return not multiplier <= most  # (nan and inf too)
-    top, _, bottom = multiplier.partition("/")
-    return Decimal(top) > most * Decimal(bottom or "1")
+    def too_large(self) -> bool:
+        """Whether ``multiply`` is more than :data:`~omen_core.limits.MAX_MULTIPLY` (1000), however it is written
+        (a float, a decimal ``"1.4"``, a fraction ``"7/5"``), read as decimals (C34: exact as written; no whole
+        number is built from a long run of digits). A sheet that joins may not be (the join refuses it); a log
+        recorded before the bound still reads."""
+        if isinstance(self.multiply, float):
+            return not self.multiply <= MAX_MULTIPLY  # (nan and inf too)
+        top, _, bottom = self.multiply.partition("/")
+        return Decimal(top) > MAX_MULTIPLY * Decimal(bottom or "1")
 
 
 class CombatantSheet(_Content, frozen=True, kw_only=True, dict=True):

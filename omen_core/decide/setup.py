@@ -41,6 +41,7 @@ from ..events import (
     SeedRevealed,
 )
 from ..extensions import BY_ID, EXTENSIONS
+from ..limits import MAX_MULTIPLY
 from .draft import Draft
 
 __all__ = ["start", "join", "apply_condition", "clear_condition", "reveal_seed", "check_damage_type",
@@ -66,6 +67,11 @@ def join(draft: Draft, cmd: Join) -> None:
     if sheet.id in draft.state.combatants:
         raise RuleViolation("setup", f"a combatant with id {sheet.id!r} has already joined", field="$.id")
     _check_sheet_types(draft, sheet)
+    if sheet.incoming_damage.too_large():  # a sheet that multiplied by 1e300 joined, and its first hit made a
+        # damage total no log can hold: every answer to that attack was refused (a tester)
+        raise RuleViolation("C13", f"{sheet.id}'s incoming damage multiplier {sheet.incoming_damage.multiply} is more "
+                                   f"than {MAX_MULTIPLY}, the most a sheet may write (C13 step 5, C34)",
+                            field="$.incoming_damage.multiply")
     _check_abilities(draft, sheet)
     sheet = canonical(sheet)  # as the log holds it (its skills and resistances in the log's order)
     draft.emit(CombatantJoined(sheet=sheet, sheet_hash=content_hash(sheet)))
