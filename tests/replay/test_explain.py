@@ -1642,14 +1642,11 @@ class TestADecisionPointNotOffered:
         assert len(lines) == 1 and lines[0].startswith("Quick Recovery (C37) not offered to orc at condition.applied ")
         assert fight.state.combatants["orc"].has("Prone")
 
-    def test_passed_over_gives_an_actions_owners_passed_over_as_data_and_only_those_asked(self) -> None:
-        """C38, C10: the orc's attack on Paralysed Ana, who holds Ward (at attack.rolled): ``passed_over`` of its
-        declaration gives one entry (the state before the seq it is said at, Ward, C37, ana, the hook, why), the
-        same words explain says; asked of the orc's owners only, none; of the command before it (no action), none."""
+    @staticmethod
+    def paralysed_ward() -> Fight:
+        """Ana, Paralysed, holds Ward (+2 defense when attacked, at attack.rolled); the orc's unarmed attack on her
+        (every die a 1)."""
         from omen_core.content import Ability, decode_content
-        from omen_core.events import AttackDeclared, encode_line
-        from omen_core.walk import LinesSource
-        from omen_replay.explain import passed_over
         from tests.test_abilities import having
 
         ward = decode_content('id = "ward"\nname = "Ward"\nuse = "trigger"\n'
@@ -1658,6 +1655,17 @@ class TestADecisionPointNotOffered:
         fight = new_fight(having(sheet("ana"), ward), sheet("orc", side="raiders"), faces=[1, 1, 1, 1, 1, 1])
         fight.apply_condition("ana", "Paralysed")
         fight.attack("orc", "ana", unarmed=True)
+        return fight
+
+    def test_passed_over_gives_an_actions_owners_passed_over_as_data_and_only_those_asked(self) -> None:
+        """C38, C10: the orc's attack on Paralysed Ana, who holds Ward (at attack.rolled): ``passed_over`` of its
+        declaration gives one entry (the state before the seq it is said at, Ward, C37, ana, the hook, why), the
+        same words explain says; asked of the orc's owners only, none; of the command before it (no action), none."""
+        from omen_core.events import AttackDeclared, encode_line
+        from omen_core.walk import LinesSource
+        from omen_replay.explain import passed_over
+
+        fight = self.paralysed_ward()
         source = LinesSource([encode_line(r) for r in fight.events])
         declared = next(r.seq for r in fight.events if isinstance(r.event, AttackDeclared))
         (passed,) = passed_over(source, declared, lambda who: who == "ana")
@@ -1671,15 +1679,7 @@ class TestADecisionPointNotOffered:
         """docs/abilities.md's first gate: Ana, Paralysed, holds Ward (+2 defense when attacked, at attack.rolled);
         the orc's attack on her is explained as not offering Ward because she is Paralysed (C10), whatever the
         totals (it said the attack missed as it stood, a later gate: a tester)."""
-        from omen_core.content import Ability, decode_content
-        from tests.test_abilities import having
-
-        ward = decode_content('id = "ward"\nname = "Ward"\nuse = "trigger"\n'
-                              'trigger = { moment = "attack.rolled", owner = "target" }\n'
-                              'effects = [{ kind = "modifier", total = "defense", value = 2 }]\n', Ability, fmt="toml")
-        fight = new_fight(having(sheet("ana"), ward), sheet("orc", side="raiders"), faces=[1, 1, 1, 1, 1, 1])
-        fight.apply_condition("ana", "Paralysed")
-        fight.attack("orc", "ana", unarmed=True)
+        fight = self.paralysed_ward()
         (lines,) = self.said(fight)
         assert len(lines) == 1 and lines[0].startswith("Ward (C37) not offered to ana at attack.rolled "), lines
         assert lines[0].endswith("): ana is Paralysed: no decision (C10)"), lines
