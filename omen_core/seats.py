@@ -23,9 +23,8 @@ from .options import Budget, Choice, DiceRoll, Offer, Options, Waiting
 from .state import FightState
 
 __all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "PLAYER_ACTIONS", "GM_ARGUMENTS", "gm_arguments",
-           "player_may_act",
-           "NAMING_FIELDS", "names_in", "hp_band", "actor_of", "Sight", "sight_of", "hidden_from_players", "scrub",
-           "typed_in", "seat_options", "CombatantView", "combatant_views"]
+           "player_may_act", "NAMING_FIELDS", "names_in", "hp_band", "actor_of", "Sight", "sight_of",
+           "hidden_from_players", "scrub", "typed_in", "seat_options", "CombatantView", "combatant_views"]
 
 #: The kinds of seat at a table: the GM (sees everything), a player (its own combatants), a spectator.
 SeatKind = Literal["gm", "player", "spectator"]

@@ -564,7 +564,6 @@ def passed_over(source: Source, seq: int, owners: Callable[[str], bool]) -> tupl
     of the explanation; none for an event that declares no action (an action still open: the hook points it has
     reached). The table page says them under its card of the action (docs/server.md)."""
     finder = _ActionEvents(seq)
-    finder.known.told = owners
     walk(source, finder)
     return tuple(_passed_over(finder.events, _action_hooks(finder.events), owners)) if finder.events else ()
 
