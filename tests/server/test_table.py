@@ -1650,6 +1650,7 @@ def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: A
     top = card[:card.index("</article>")]
     assert '<details class="more-lines" id="top-undone-lines"><summary>what was undone (' in top
     assert top.index('id="top-undone-lines"') < top.index("Undone: wrong target")
+    assert 'id="top-more"' not in top  # its dice lines too, in their order, under the one fold
 
 
 def test_a_prone_defenders_decision_says_why_dodge_is_not_offered_and_each_thing_once(table: Any) -> None:
