@@ -367,20 +367,34 @@ class Derivations:
         """The explanation of an action from its events (each with the state before it), the declaration first."""
         first = events[0][0].event if events else None
         if isinstance(first, AttackDeclared):
-            return _attack(self, events)
+            return self._undone_by(_attack(self, events))
         if isinstance(first, SaveCalled):
-            return _save(self, events)
+            return self._undone_by(_save(self, events))
         if isinstance(first, MovementDeclared):
-            return _movement(self, events)
+            return self._undone_by(_movement(self, events))
         if isinstance(first, (AbilityUsed, MomentReached)):
-            return _ability(self, events)
+            return self._undone_by(_ability(self, events))
         return None
 
     def single(self, rec: StoredEvent, state: FightState, followers: Sequence[StoredEvent] = ()) -> Explanation:
         """The explanation of an event outside any action (a roll, a check, a contest...), from the state before
         it and the rolls of its batch; ``followers``: what a damage outside any action moved (the target's Will
         and HP, Dying), the events right after it."""
-        return _single(self, rec, state, followers)
+        return self._undone_by(_single(self, rec, state, followers))
+
+    def _undone_by(self, found: Explanation) -> Explanation:
+        """An explanation of something undone, its last verdict naming the undo that took it back, the seqs it
+        took and its reason (the title said "[undone]" alone: a tester)."""
+        if not found.undone:
+            return found
+        undo = next((u for u in self.landmarks.undos if u.redone_at is None and u.from_seq <= found.seq <= u.to_seq),
+                    None)
+        if undo is None:
+            return found
+        reason = f": {undo.reason}" if undo.reason else ""
+        return msgspec.structs.replace(found, verdicts=(
+            *found.verdicts, f"UNDONE: taken back by the undo at seq {undo.seq} (seqs {undo.from_seq} to "
+                             f"{undo.to_seq}){reason}"))
 
 
 class _Explainer(Visitor):
@@ -552,10 +566,11 @@ def explain(source: Source, seq: int, seed: bytes | None = None,
     if explainer.found is None:
         where = getattr(source, "where", "") or "this log"
         raise BadInput(f"{where}: no event with seq {seq} (seq 1 to {explainer.last})")
+    found = explainer.found
     if torn is None:
-        return explainer.found
+        return found
     note = f"the log is torn at seq {torn.start}: {torn.what}; this reads only the events before it"
-    return msgspec.structs.replace(explainer.found, verdicts=(*explainer.found.verdicts, note))
+    return msgspec.structs.replace(found, verdicts=(*found.verdicts, note))
 
 
 def passed_over(source: Source, seq: int, owners: Callable[[str], bool]) -> tuple[PassedOver, ...]:

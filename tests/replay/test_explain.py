@@ -1715,3 +1715,23 @@ def test_a_restoring_ability_not_offered_says_whose_hp_was_full_when_it_was_due(
     assert lines[0].endswith(f"): Second Wind would restore nothing: ana was at its sheet's HP ({hp} of {hp}) when "
                              "it was due, and healing never goes above it (C38)"), lines
     assert fight.state.combatants["ana"].hp < hp
+
+
+def test_an_undone_action_names_the_undo_that_took_it_back() -> None:
+    """An undo (rules: undo points, docs/scenarios.md): Skarn's attack on Kael, undone "wrong target", is explained
+    under "[undone]" and its last verdict names the undo's seq, the seqs it took back and its reason (it said
+    "[undone]" alone: a tester); redone, it says nothing of it."""
+    from omen_core.events import AttackDeclared, Undone
+
+    fight = new_fight(sheet("kael"), sheet("skarn", side="raiders"), faces=[5, 4, 2])
+    fight.attack("skarn", "kael", unarmed=True)
+    fight.defend("kael", None)
+    fight.undo(reason="wrong target")
+    decl = next(r.seq for r in fight.events if isinstance(r.event, AttackDeclared))
+    undo = next(r for r in fight.events if isinstance(r.event, Undone))
+    assert isinstance(undo.event, Undone)
+    found = explain(fight.events, decl)
+    assert found.undone and found.verdicts[-1] == (f"UNDONE: taken back by the undo at seq {undo.seq} (seqs "
+                                                   f"{undo.event.from_seq} to {undo.event.to_seq}): wrong target")
+    fight.redo(reason="it stands")
+    assert not any(v.startswith("UNDONE") for v in explain(fight.events, decl).verdicts)
