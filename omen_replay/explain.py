@@ -1650,7 +1650,10 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
             reason = applied_reason(event, str) if isinstance(event, ConditionApplied) else ""
             if told is not None:
                 verdicts.append(told + (f": {reason}" if reason else ""))
-    title = _title(known, rec.seq, f"{type(event).__struct_config__.tag} at seq {rec.seq}")
+    said = (f"{event.source}: {event.damage_type} damage to {event.target} outside any action, at seq {rec.seq}"
+            if isinstance(event, DamageResolved) and event.action is None  # a tick's, a deferred cost's (it was
+            else f"{type(event).__struct_config__.tag} at seq {rec.seq}")   # headed "damage_resolved": a tester)
+    title = _title(known, rec.seq, said)
     return Explanation(seq=rec.seq, kind=str(type(event).__struct_config__.tag), title=title,
                        dice=_dice(recs, seed), parts=tuple(parts), verdicts=tuple(verdicts), seed=status,
                        undone=rec.seq in known.voided)

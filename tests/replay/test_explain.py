@@ -1174,6 +1174,8 @@ class TestDamageOutsideAnAction:
         assert [(d.purpose, d.face) for d in told.dice] == [("damage", 4)]
         die = explain(fight.events, at - 1)
         assert isinstance(fight.events[at - 2].event, DiceRolled) and die.verdicts == told.verdicts
+        # headed in words, not by the event's type (it read "damage_resolved at seq 53": a tester)
+        assert told.title == die.title == f"Burning: fire damage to vesh outside any action, at seq {at}"
 
     def test_the_resource_changed_and_the_skipped_turn_say_what_they_are(self) -> None:
         """C36, C40: the resource_changed after Burning's damage says the HP it moved and the damage that moved it,
