@@ -61,6 +61,10 @@ class BonusSource(NamedTuple):
         """The effective bonus."""
         return self.sheet + self.conditions
 
+    def held_words(self) -> str:
+        """The conditions that change it, in words (``Fatigued x2, Exhausted x1``; "" for none)."""
+        return ", ".join(f"{name} x{stacks}" for name, stacks in self.held)
+
 
 def bonus_source(state: FightState, who: str, attribute: str) -> BonusSource:
     """Where a combatant's ``attribute`` bonus comes from right now; ``held``: the conditions that change it

@@ -719,7 +719,7 @@ def _split(state: FightState, who: str, attribute: str, effective: int) -> tuple
     """What conditions changed of an effective attribute bonus (C28: the effective bonus less the sheet's), for a
     total's terms to split it, and the conditions ``who`` held, in words."""
     source = bonus_source(state, who, attribute)
-    return effective - source.sheet, ", ".join(f"{k} x{v}" for k, v in source.held) or "none"
+    return effective - source.sheet, source.held_words() or "none"
 
 
 def _title(known: Derivations, seq: int, text: str) -> str:
@@ -1804,8 +1804,8 @@ def _agi_compared(state: FightState, tied: list[str], total: int) -> str:
 
     def said(who: str) -> str:
         source = bonus_source(state, who, "AGI")
-        held = ", ".join(f"{k} x{v}" for k, v in source.held)
-        changed = f" (sheet {source.sheet:+d}, {held} {source.conditions:+d}, C28)" if source.conditions else ""
+        changed = (f" (sheet {source.sheet:+d}, {source.held_words()} {source.conditions:+d}, C28)"
+                   if source.conditions else "")
         return f"{who} {bonus[who]:+d}{changed}"
 
     ranked = sorted(tied, key=lambda w: -bonus[w])

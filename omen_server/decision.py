@@ -278,7 +278,7 @@ def _defense_choice(state: FightState, defender: str, window: Any, choice: Choic
     source = bonus_source(state, defender, adds.attribute)  # the bonus as it stands, split into the sheet's and
     parts = [f"+ d{adds.sides} {adds.attribute}", _signed(source.sheet, f"{adds.attribute} bonus")]  # what
     if adds.bonus != source.sheet:  # conditions changed (C28), named, as explain says it (it read "+ 0 AGI bonus"
-        held = ", ".join(f"{name} x{stacks}" for name, stacks in source.held)  # on a sheet's +1 under Fatigued)
+        held = source.held_words()  # on a sheet's +1 under Fatigued)
         parts.append(_signed(adds.bonus - source.sheet, f"conditions ({held})" if held else "conditions"))
     if adds.rating:
         parts.append(_signed(adds.rating, "Parry Rating" if defense == "parry" else "Block Rating"))

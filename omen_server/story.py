@@ -466,7 +466,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     by_action: dict[int, StoryCard] = {}
     by_batch: dict[int, StoryCard] = {}
     undos: dict[int, tuple[int, int, str]] = {}
-    undo_cards: dict[int, tuple[int, int, int]] = {}  # an undo's `undone` seq: its card's number, what it took back
+    undo_cards: dict[int, int] = {}  # an undo's `undone` seq: its card's number (its command's seq)
+    brought: tuple[int, int, str] | None = None  # the range (and reason) a redo brings back
     reactions: dict[int, tuple[int, str, str]] = {}  # a reaction's action: the action it answers, who, what
     changes: list[tuple[int, str, str, bool]] = []  # the conditions seen applied (True) and cleared: seq, who, which
     sides: dict[Any, tuple[str, str]] = {}  # an action's attacker and target, or saver and caller
@@ -520,9 +521,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             tied.setdefault(rec.batch, set()).update(str(w) for w in e.get("group") or ())
         if kind == "undone":
             undos[rec.seq] = (int(e.get("from_seq", 0)), int(e.get("to_seq", 0)), str(e.get("reason") or ""))
-            undo_cards[rec.seq] = (rec.batch, int(e.get("from_seq", 0)), int(e.get("to_seq", 0)))
+            undo_cards[rec.seq] = rec.batch
         elif kind == "redone":
-            undos.pop(int(e.get("undo_seq", 0)), None)
+            brought = undos.pop(int(e.get("undo_seq", 0)), None)  # what the redo brings back, said on its card
         text, verdict = _line(kind, e, names, gear)
         if kind == "dice_rolled":
             text = _reroll_said(e, by_counter, names) or text
@@ -649,9 +650,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         elif kind == "redone":  # its reason, as the undo's, and what it brings back (it read "Redo" alone)
             card.headline = f"Redo: {text_of_reason(e)}"
             undo_seq = int(e.get("undo_seq", 0))  # the undo's `undone` event: its card is numbered by its command
-            batch, first, last = undo_cards.get(undo_seq, (undo_seq, 0, 0))
-            back = f" (#{first} to #{last})" if first else ""
-            card.lines.append(f"brings back what the undo at #{batch} took back{back}")
+            back = f" (#{brought[0]} to #{brought[1]})" if brought is not None else ""
+            card.lines.append(f"brings back what the undo at #{undo_cards.get(undo_seq, undo_seq)} took back{back}")
         if kind == "resource_changed" and e.get("resource") == "hp":
             hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
     for action, whom in healing.finish():
