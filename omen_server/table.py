@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import jinja2
 import msgspec
@@ -79,18 +79,43 @@ COMMAND_TITLES: dict[str, str] = {
     "undo": "Undo", "redo": "Redo", "join": "Join", "start_fight": "Start the fight",
 }
 
-#: The free arguments the forms take, by name: the input's type, its label, and the JSON path it fills.
-FREE_INPUTS: dict[str, tuple[str, str, str]] = {
-    "situational": ("checkbox", "claim the high ground (C27)", "situational.high_ground"),
-    "difficulty": ("number", "difficulty", "difficulty"),
-    "reason": ("text", "reason (the table sees it)", "reason"),
-    "note": ("text", "note (the GM's)", "note"),
-    "stacks": ("number", "stacks", "stacks"),
-    "to_seq": ("number", "back to seq (default: the last command)", "to_seq"),
-    "by": ("select", "applied by (a save that ends it is opposed by them, C40)", "by"),
-    "until": ("select", "lasts until (C40)", "until"),
-    "of": ("select", "whose next turn (default: who applied it)", "of"),
+class InputSpec(NamedTuple):
+    """One input of a form for a free argument: its id's last word, its type, its label, the JSON path it fills."""
+
+    id: str
+    kind: str
+    label: str
+    path: str
+
+
+#: The free arguments the forms take, by name: each argument's inputs (an id's last word, the input's type, its
+#: label, the JSON path it fills; a number in a list is an index: ``damage_modifiers.0.value``). A claim is the GM's
+#: (C26, C27; GM_ARGUMENTS): a player's seat is not offered the arguments these inputs fill.
+FREE_INPUTS: dict[str, tuple[InputSpec, ...]] = {
+    "situational": (
+        InputSpec("situational", "checkbox", "claim the high ground (C27)", "situational.high_ground"),
+        InputSpec("encircled-attackers", "number", "Encircled (C26): attackers adjacent to the target",
+                  "situational.encircled.attackers"),
+        InputSpec("encircled-defenders", "number", "Encircled (C26): the target's allies adjacent to the attacker",
+                  "situational.encircled.defenders"),
+    ),
+    "damage_modifiers": (
+        InputSpec("damage-source", "text", "damage modifier: its source (the table sees it)",
+                  "damage_modifiers.0.source"),
+        InputSpec("damage-value", "number", "damage modifier: its value (+ or −)", "damage_modifiers.0.value"),
+    ),
+    "difficulty": (InputSpec("difficulty", "number", "difficulty", "difficulty"),),
+    "reason": (InputSpec("reason", "text", "reason (the table sees it)", "reason"),),
+    "note": (InputSpec("note", "text", "note (the GM's)", "note"),),
+    "stacks": (InputSpec("stacks", "number", "stacks", "stacks"),),
+    "to_seq": (InputSpec("to_seq", "number", "back to seq (default: the last command)", "to_seq"),),
+    "by": (InputSpec("by", "select", "applied by (a save that ends it is opposed by them, C40)", "by"),),
+    "until": (InputSpec("until", "select", "lasts until (C40)", "until"),),
+    "of": (InputSpec("of", "select", "whose next turn (default: who applied it)", "of"),),
 }
+#: The least a number input takes where the command schema's bound is on a field inside the argument (C26: at
+#: least one attacker and one defender).
+_NESTED_MIN = {"situational.encircled.attackers": "1", "situational.encircled.defenders": "1"}
 #: The choices of a free input that is a select, as (value, words), the first (its default) leaving the argument
 #: out; then the values the command schema allows, in words, or (:data:`_COMBATANT_SELECTS`) the combatants.
 _SELECTS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -574,13 +599,13 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                               for c in offer.choices),
                         offer, names) or (ChoiceView(label="go", args="{}", rolls="", faces=()),)
     first = offer.choices[0].args if offer.choices else {}
-    free = tuple(FreeInput(name=a.name, kind=FREE_INPUTS[a.name][0],
-                           label=_LABELS.get((offer.command, a.name), FREE_INPUTS[a.name][1]),
-                           path=FREE_INPUTS[a.name][2], value=str(first.get(a.name, "")) if a.name == "difficulty"
-                           else "", required=a.required or (offer.command, a.name) in _ASKED,
-                           min=BOUNDS.get((offer.command, a.name), ("", ""))[0],
+    free = tuple(FreeInput(name=spec.id, kind=spec.kind,
+                           label=_LABELS.get((offer.command, a.name), spec.label) if spec.id == a.name else spec.label,
+                           path=spec.path, value=str(first.get(a.name, "")) if a.name == "difficulty" else "",
+                           required=a.required or (offer.command, a.name) in _ASKED,
+                           min=BOUNDS.get((offer.command, a.name), ("", ""))[0] or _NESTED_MIN.get(spec.path, ""),
                            max=BOUNDS.get((offer.command, a.name), ("", ""))[1], options=_select_options(a.name, names))
-                 for a in offer.free if a.name in FREE_INPUTS)
+                 for a in offer.free for spec in FREE_INPUTS.get(a.name, ()))
     return OfferView(key=f"o-{offer.command}-{offer.actor or 'gm'}" + (f"-{index}" if index else ""),
                      command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,

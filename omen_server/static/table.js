@@ -59,11 +59,15 @@
   // The server's refusal of a form's field (its problem's `field`: $.command.stacks), said by the form's own label
   // for that field; "" where the form has no such field.
   function fieldProblem(body, form) {
-    const path = typeof body.field === "string" && body.field.startsWith("$.command.") ? body.field.slice(10) : "";
+    // a list's index as the form's paths write it: $.command.damage_modifiers[0].value is damage_modifiers.0.value
+    const path = typeof body.field === "string" && body.field.startsWith("$.command.")
+      ? body.field.slice(10).replace(/\[(\d+)\]/g, ".$1") : "";
     const input = path && form ? $(`[data-path="${CSS.escape(path)}"]`, form) : null;
     if (!input) return "";
     const label = (input.labels && input.labels[0] ? input.labels[0].textContent : path).trim();
-    return `Not sent: ${label} ${plain(body.detail || "")}.`;
+    // (a detail that begins with the command's name, "declare_attack: a whole number beyond ...", says it once)
+    const detail = plain(body.detail || "").replace(`${form.dataset.command}: `, "");
+    return `Not sent: ${label} ${detail.replace(/\.$/, "")}.`;
   }
 
   // A refusal's detail as the page speaks: each combatant the engine quotes by id ('vesh') by the name its chip
@@ -449,10 +453,14 @@
       badge.dataset.clean = report.clean ? "yes" : "no";
     }
 
+    // Set `value` at a form input's path (situational.encircled.attackers); a number in the path is a list's index
+    // (damage_modifiers.0.value), so the list is made as a list.
     function setPath(target, path, value) {
       const parts = path.split(".");
       let at = target;
-      for (const part of parts.slice(0, -1)) at = at[part] = at[part] || {};
+      parts.slice(0, -1).forEach((part, i) => {
+        at = at[part] = at[part] || (/^\d+$/.test(parts[i + 1]) ? [] : {});
+      });
       at[parts[parts.length - 1]] = value;
     }
 

@@ -782,6 +782,29 @@ def test_an_attack_the_gm_declared_for_a_players_combatant_says_so_to_the_player
     assert again is not None and "given by the GM" not in again.group(1)
 
 
+def test_the_gms_attack_form_takes_every_claim_and_a_damage_modifier_a_players_none(table: Any) -> None:
+    """combat.txt §Special Combat Conditions, C26, C27: the GM's attack form for Kael takes the high ground, an
+    Encircled claim (attackers and defenders, at least 1 each) and a damage modifier (its source and value), each
+    filling its path of the command (the form had the high ground alone: a GM could not claim Encircled at the
+    table); Alice's own form for Kael offers none of them (the claims are the GM's call)."""
+    table.create(names=("kael", "vesh"), dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    paths = {"situational.high_ground": "checkbox", "situational.encircled.attackers": "number",
+             "situational.encircled.defenders": "number", "damage_modifiers.0.source": "text",
+             "damage_modifiers.0.value": "number"}
+    for token, offered in ((table.gm, True), (alice, False)):
+        text = fragment(table, token)
+        form = text[text.index('<form class="command" id="o-declare_attack-kael"'):]
+        form = form[:form.index("</form>")]
+        found = dict(re.findall(r'data-path="([^"]+)" data-kind="(\w+)"', form))
+        assert found == (paths if offered else {}), (token == table.gm, found)
+    gm = fragment(table, table.gm)
+    assert re.search(r'<label for="o-declare_attack-kael-encircled-attackers">Encircled \(C26\): attackers adjacent '
+                     r'to the target</label> <input type="number" id="o-declare_attack-kael-encircled-attackers" '
+                     r'data-path="situational.encircled.attackers" data-kind="number" value="" min="1">', gm)
+
+
 def test_a_hit_by_a_hidden_combatant_is_told_to_the_target_by_its_own_hp_alone(table: Any) -> None:
     """Hidden Skarn hits Kael: every event of the attack is withheld from Alice, who plays Kael, and her log said
     nothing while her HP fell 24 -> 6; her card of the batch now says "Kael Arden takes damage: 24 → 6 HP" (her own

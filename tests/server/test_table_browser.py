@@ -1082,3 +1082,61 @@ def test_a_decision_newly_yours_comes_into_view_and_a_stale_refusal_stays_in_sig
                 browser.close()
     finally:
         server.stop()
+
+
+def test_the_gm_claims_encircled_and_a_damage_modifier_on_the_attack_form(tmp_path: Path) -> None:
+    """combat.txt §Special Combat Conditions, C26: the GM declares the attack of whoever's turn it is with an
+    Encircled claim (2 attackers, 1 defender) and a damage modifier ("charge", +2) typed into the form: the log's
+    declaration holds both as typed (the form could claim the high ground alone). A value the schema refuses is
+    said by the value input's own label (the problem's field, $.command.damage_modifiers[0].value, is the form's
+    damage_modifiers.0.value)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    sheets = bundled_sheets()
+    try:
+        status, made = server.call("POST", "/fights", {"id": "claims", "dice": "seeded",
+                                                       "combatants": [sheets["kael"], sheets["vesh"]]},
+                                   token=server.create_token)
+        assert status == 201, made
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
+                gm.set_default_timeout(10_000)
+                gm.goto(f"{origin}/table/claims#token={made['gm_token']}")
+                expect(gm.locator("#live")).to_have_text("live")
+                gm.locator("form[data-command=roll_initiative] button[type=submit]").click()
+                expect(gm.locator(".table-panel")).to_have_attribute("data-round", "1")
+                attack = gm.locator("#turn-commands form[data-command=declare_attack]")
+                attack.get_by_label("Encircled (C26): attackers adjacent to the target").fill("2")
+                attack.get_by_label("Encircled (C26): the target's allies adjacent to the attacker").fill("1")
+                attack.get_by_label("damage modifier: its source (the table sees it)").fill("charge")
+                value = attack.get_by_label("damage modifier: its value (+ or \u2212)")
+                value.fill("100000000000000000000")
+                head = head_of(gm)
+                attack.locator("button[type=submit]").click()
+                expect(attack.locator(".form-error")).to_have_text(
+                    "Not sent: damage modifier: its value (+ or \u2212) a whole number beyond \u00b19007199254740991 "
+                    "(2**53 - 1: the largest every JSON reader holds exactly); no number of the rules comes near it.")
+                assert head_of(gm) == head
+                value.fill("2")
+                attack.locator("button[type=submit]").click()
+                expect(gm.locator(".table-panel")).not_to_have_attribute("data-head", head)
+                gm.wait_for_function("() => !document.body.dataset.busy")
+                assert gm.locator("#message.problem").count() == 0, gm.locator("#message").inner_text()
+                refused = "the server responded with a status of 400"  # the browser's console line for the refusal
+                assert [e for e in watch.errors if refused not in e] == [] and watch.outside == [], watch.errors
+            finally:
+                browser.close()
+        status, events = server.call("GET", "/fights/claims/events", token=made["gm_token"])
+        assert status == 200, events
+        declared = [e["event"] for e in events["events"] if e["type"] == "attack_declared"]
+        assert len(declared) == 1, declared
+        assert declared[0]["situational"] == {"encircled": {"attackers": 2, "defenders": 1}}
+        assert declared[0]["damage_modifiers"] == [{"source": "charge", "value": 2}]
+    finally:
+        server.stop()
