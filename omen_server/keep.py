@@ -194,6 +194,18 @@ def _seat_of(row: Any) -> Seat:
     return Seat(row[0], row[1], row[2], tuple(json.loads(row[3])))
 
 
+def _retired_why(seat_id: str, token: str | None) -> str:
+    """What the keep records of a token retired: ``reissued`` (a new token replaced it), or, revoked,
+    ``revoked:<seat id>``, so that a later reissue of that seat can say the token was replaced (a tester's revoked
+    then reissued token kept saying "revoked"; a keep written before holds ``revoked`` alone)."""
+    return "reissued" if token is not None else f"revoked:{seat_id}"
+
+
+def _retired_said(why: str) -> str:
+    """A retired token's reason as :meth:`retired` gives it: ``revoked`` or ``reissued``."""
+    return "revoked" if why.startswith("revoked") else why
+
+
 def token_hash(token: str) -> str:
     """The SHA-256 of a token, hex: what is stored in its place."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -374,7 +386,10 @@ class Keep:
                                         (stored, generation, int(token is None), fight_id, seat_id))
                 if old is not None and not str(old[0]).startswith("revoked:"):
                     self._db.execute("insert or replace into retired values (?, ?, ?)",
-                                     (old[0], fight_id, "reissued" if token is not None else "revoked"))
+                                     (old[0], fight_id, _retired_why(seat_id, token)))
+                elif token is not None:  # a revoked seat reissued: its token revoked is now one the reissue replaced
+                    self._db.execute("update retired set why = 'reissued' where fight_id = ? and why = ?",
+                                     (fight_id, _retired_why(seat_id, None)))
             except BaseException:
                 self._db.execute("rollback")
                 raise
@@ -386,7 +401,7 @@ class Keep:
         opened a seat here."""
         with self._lock:
             row = self._db.execute("select why from retired where token_hash = ?", (token_hash(token),)).fetchone()
-        return None if row is None else str(row[0])
+        return None if row is None else _retired_said(str(row[0]))
 
     def put_staged(self, fight_id: str, body: bytes | None) -> None:
         """Keep the command staged for a fight (encoded by the caller), or none."""
@@ -609,14 +624,17 @@ class PostgresKeep:
                                 (stored, generation, token is None, fight_id, seat_id))
             if old is not None and not str(old[0]).startswith("revoked:"):
                 conn.execute("INSERT INTO keep_retired VALUES (%s, %s, %s) ON CONFLICT (token_hash) DO UPDATE SET "
-                             "why = excluded.why", (old[0], fight_id, "reissued" if token is not None else "revoked"))
+                             "why = excluded.why", (old[0], fight_id, _retired_why(seat_id, token)))
+            elif token is not None:  # a revoked seat reissued: its token revoked is now one the reissue replaced
+                conn.execute("UPDATE keep_retired SET why = 'reissued' WHERE fight_id = %s AND why = %s",
+                             (fight_id, _retired_why(seat_id, None)))
         return bool(done.rowcount > 0)
 
     def retired(self, token: str) -> str | None:
         """Why a token that opens nothing any more was retired (``revoked``, ``reissued``), or None."""
         with self.db.connection() as conn:
             row = conn.execute("SELECT why FROM keep_retired WHERE token_hash = %s", (token_hash(token),)).fetchone()
-        return None if row is None else str(row[0])
+        return None if row is None else _retired_said(str(row[0]))
 
     def put_staged(self, fight_id: str, body: bytes | None) -> None:
         """Keep the command staged for a fight (encoded by the caller), or none."""

@@ -115,6 +115,9 @@ class TestManagedSeats:
             assert [r.revoked for r in b.seat_rows("duel")] == [False, False, True]
             assert (b.retired(first), b.retired(seat_token("omen_gm_x", "duel", "s2", 0, "spectator")),
                     b.retired(again)) == ("reissued", "revoked", None)
+            watcher = seat_token("omen_gm_x", "duel", "s2", 0, "spectator")  # revoked, then its seat reissued
+            assert a.replace_token("duel", "s2", seat_token("omen_gm_x", "duel", "s2", 2, "spectator"), 2)
+            assert (b.retired(watcher), b.retired(first)) == ("reissued", "reissued")
 
     def test_a_staged_command_is_kept_until_dropped(self, postgres: Postgres) -> None:
         """put_staged keeps one staged command per fight (replaced when put again) until it is put as None."""

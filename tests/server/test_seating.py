@@ -116,6 +116,20 @@ class TestReissueAndRevoke:
         said = table.client.get("/fights/duel/state", headers=table.auth("omen_player_" + "x" * 43))
         assert said.status_code == 401 and "not one this server made" in said.json()["detail"]
 
+    def test_a_token_revoked_then_its_seat_reissued_is_told_the_seat_has_a_new_link(self, table: Any) -> None:
+        """docs/server.md "Managing seats": Alice's token, revoked, then her seat reissued, is 401 saying the GM
+        reissued the seat and to ask for its new link (it kept saying "revoked": a tester); Bob's seat, revoked and
+        not reissued, still says revoked."""
+        alice, bob = seat(table, "Alice"), seat(table, "Bob")
+        for who_ in (alice, bob):
+            table.client.post(f"/fights/duel/seats/{who_['id']}/revoke", headers=table.auth())
+        table.client.post(f"/fights/duel/seats/{alice['id']}/reissue", headers=table.auth())
+        said = table.client.get("/fights/duel/state", headers=table.auth(alice["token"]))
+        assert said.status_code == 401 and said.json()["detail"] == (
+            "the GM reissued this seat: this token opens nothing any more (ask the GM for the seat's new link)")
+        said = table.client.get("/fights/duel/state", headers=table.auth(bob["token"]))
+        assert said.status_code == 401 and "revoked by the GM" in said.json()["detail"]
+
     def test_the_gm_seat_and_unknown_seats_are_refused(self, table: Any) -> None:
         """The GM's own seat cannot be reissued or revoked (422 invalid-request at ``path.seat_id``, the OpenAPI
         parameter: a well-formed request that cannot be done, every token being made from it); an unknown seat
