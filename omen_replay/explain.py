@@ -1140,6 +1140,20 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
     return [Part(name=f"damage ({event.source})", terms=terms, total=t.raw, rule="C12"), mitigation]
 
 
+def _surprise_said(tier: str, total: int, difficulty: int) -> str:
+    """A surprise verdict with C18's bands at its difficulty, so a reader sees why the tier is what it is.
+
+    >>> _surprise_said("partial", 12, 15)
+    'Partial Surprise against difficulty 15 (C18): 12 is in 11 to 15 (Alert above 15; Complete Surprise at 10 or less)'
+    """
+    d = difficulty
+    bands = {"alert": ("Alert", f"above {d}"), "partial": ("Partial Surprise", f"in {d - 4} to {d}"),
+             "complete": ("Complete Surprise", f"at {d - 5} or less")}
+    name, where = bands.get(tier, (tier, "its tier"))
+    others = "; ".join(f"{n} {w}" for key, (n, w) in bands.items() if key != tier)
+    return f"{name} against difficulty {d} (C18): {total} is {where} ({others})"
+
+
 def _side_part(name: str, side: RollTotal, state: FightState, rule: str, rolls: dict[int, int]) -> Part:
     where = f"roll at seq {rolls[side.counter]}" if side.counter in rolls else f"roll #{side.counter}"
     conditions, held = _split(state, side.roller, side.attribute, side.attribute_bonus)
@@ -1566,7 +1580,7 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
             recs = _rolls(known, [ini, dfd])
         case SurpriseDetermined(perception=side):
             parts.append(_side_part(f"{side.roller}'s Perception", side, state, "C18", rolls))
-            verdicts.append(f"{event.tier} against difficulty {event.difficulty} (C18)")
+            verdicts.append(_surprise_said(event.tier, side.total, event.difficulty))
             recs = _rolls(known, [side])
         case AmbushDifficultySet(stealth=sides, time_waited=waited) if sides:
             parts += [_side_part(f"{side.roller}'s Stealth", side, state, "C17", rolls) for side in sides]

@@ -20,6 +20,7 @@ from omen_core.events import (
     InitiativeOrderSet,
     MovementDeclared,
     StoredEvent,
+    SurpriseDetermined,
     encode_line,
 )
 from omen_replay.explain import explain_records as explain
@@ -818,6 +819,23 @@ def test_the_die_of_a_check_or_save_no_action_owns_explains_the_result_it_feeds(
     assert die.event.__class__.__name__ == "DiceRolled"
     assert explain(fight.events, die.seq) == explain(fight.events, resolved.seq)
     assert explain(fight.events, die.seq).parts[0].total == 8
+
+
+@pytest.mark.parametrize(("face", "said"), [
+    (6, "Alert against difficulty 10 (C18): 11 is above 10 (Partial Surprise in 6 to 10; Complete Surprise at 5 "
+        "or less)"),
+    (1, "Partial Surprise against difficulty 10 (C18): 6 is in 6 to 10 (Alert above 10; Complete Surprise at 5 or "
+        "less)"),
+])
+def test_a_surprise_verdict_says_the_bands_of_its_difficulty(face: int, said: str) -> None:
+    """C18 at the GM's preset difficulty 10: Bo's Perception, d6 + 3 FCS + 2 Perception level, is 11 (Alert: above
+    10) or 6 (Partial Surprise: 6 to 10, since Complete Surprise is 5 or less); the verdict says the bands (it said
+    "partial against difficulty 10")."""
+    fight = new_fight(sheet("ash"), sheet("bo", side="foes", skills={"Perception": ("FCS", 2)}, FCS=(8, 3)),
+                      faces=[face])
+    fight.ambush(ambushers=("ash",), defenders=("bo",), difficulty=10)
+    seq = _seq_of(fight, SurpriseDetermined)
+    assert explain(fight.events, seq).verdicts[-1] == said
 
 
 def test_the_incoming_damage_step_shows_its_exact_arithmetic() -> None:
