@@ -40,7 +40,9 @@ from omen_core.events import (
     is_undo_batch,
     seal,
 )
+from omen_core.machine import Phase
 from omen_core.parts import TERM_SOURCES, Term
+from omen_core.state import side_down
 from omen_core.walk import StoreSource, landmarks_of, project, replay, step_through
 from omen_replay.cards import _CARD_LABELS as CARD_LABELS
 from omen_replay.cards import Card, entries
@@ -88,13 +90,18 @@ def _source(rf: RandomFight) -> StoreSource:
 @given(fights())
 def test_replay_of_the_log_is_the_live_state(rf: RandomFight) -> None:
     """The walk's state-only way (skimming) gives exactly the live state the engine kept at every version a command
-    left; the live events are in a legal order, and each accepted command is one whole batch."""
+    left, where no side is down and no Dying combatant holds the turn once nothing waits (C33, C36); the live
+    events are in a legal order, and each accepted command is one whole batch."""
     reached(rf)
     records = rf.records
     source = _source(rf)
     assert project(records) == rf.state == replay(source)
     for version, state in rf.states.items():
         assert replay(source, to_seq=version) == state, f"at seq {version}"
+        if state.phase is Phase.ROUNDS and not state.stack and state.pending is None:  # a command's end, settled
+            assert not side_down(state), f"at seq {version}: a side is down and the fight goes on (C33)"
+            assert state.turn is None or not state.combatants[state.turn].dying, \
+                f"at seq {version}: {state.turn}'s turn goes on at 0 HP (C36)"
     voided = landmarks_of(records).voided()
     assert_legal_order([r for r in records if r.seq not in voided and not is_undo_batch(r.event)])
     for played in rf.accepted():

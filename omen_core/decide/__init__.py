@@ -87,16 +87,15 @@ from .flow import (
     after_moment,
     agree_initiative,
     begin_ambush,
-    check_defeat,
     disengage,
     draw,
-    end_dying_turn,
     end_fight,
     end_turn,
     engage,
     leave_fight,
     roll_initiative,
     roll_off,
+    settle_the_rounds,
 )
 from .flow import RESUMES as ROUND_RESUMES
 from .reactions import RESUMES as MOVE_RESUMES
@@ -717,6 +716,5 @@ def _decided(state: FightState, command: Command, dice: DiceSource, history: His
     kind.handler(draft, command)
     if not kind.undo_batch:
         _carry_on(draft)
-        check_defeat(draft)
-        end_dying_turn(draft)
+        settle_the_rounds(draft)
     return draft

@@ -60,7 +60,8 @@ from .draft import Draft, require_turn
 from .windows import Resume, moment_known, nothing_rolled, open_moment, settle_pending
 
 __all__ = ["begin_ambush", "roll_initiative", "agree_initiative", "roll_off", "end_turn", "engage", "draw",
-           "disengage", "end_fight", "require_turn", "check_defeat", "end_dying_turn", "DYING_TURN", "tick"]
+           "disengage", "end_fight", "require_turn", "check_defeat", "end_dying_turn", "settle_the_rounds",
+           "DYING_TURN", "tick"]
 
 
 # -- ambush ---------------------------------------------------------------------------------
@@ -304,14 +305,25 @@ def _turn_end_ticked(draft: Draft, who: str | None) -> None:
     _begin_turn(draft, draft.state.order.index(who) + 1)
 
 
-def end_dying_turn(draft: Draft) -> None:
+def end_dying_turn(draft: Draft) -> bool:
     """After a command in the rounds: a combatant brought to 0 HP on its own turn takes no more of it (C36).
     Once no action is in progress, its turn ends as at ``end_turn`` (turn-end conditions tick) and the next
-    begins; a fight that has ended is left as it is."""
+    begins; a fight that has ended is left as it is. True if it ended a turn."""
     state = draft.state
     if state.phase is not Phase.ROUNDS or state.stack or state.turn is None or not draft.combatant(state.turn).dying:
-        return
+        return False
     _end_turn(draft, state.turn)
+    return True
+
+
+def settle_the_rounds(draft: Draft) -> None:
+    """After a command in the rounds: the fight ends if a side is down (C33); a combatant at 0 HP on its own turn
+    has its turn ended (C36), and what the next turn's start did (a tick taking the last of a side down, or its
+    owner to 0 HP) is judged the same way, until neither applies (a turn ended by itself began one whose Burning
+    downed the last foe, and the fight went on: a tester's simulation)."""
+    check_defeat(draft)
+    while end_dying_turn(draft):
+        check_defeat(draft)
 
 
 # -- positions, gear, Disengage, the end ----------------------------------------------------

@@ -358,6 +358,27 @@ class TestDying:
         assert scripted(fight).remaining == 0
 
 
+    def test_a_turn_ended_by_itself_begins_one_whose_tick_downs_the_last_foe_and_the_fight_ends(self) -> None:
+        """C33, C36, C40: kael ends his turn; vesh (2 HP) burns for 4 as hers starts: Dying, her turn ends by itself;
+        mira (3 HP), the last raider, burns for 3 as hers starts: Dying, and the raiders are down, so the fight ends
+        there (it went on, mira's turn open at 0 HP, and a simulation then had nothing to offer her: a tester)."""
+        fight = Fight.start(MemoryStore(), "c33", dice=ScriptedDice([15, 5, 1, 4, 3]), clock=lambda: 0,
+                            ruleset=RULESET)
+        for s in (kael(), replace(vesh(), hp=2), sheet("mira", "raiders", hp=3, AGI=(20, 0))):
+            fight.join(s)
+        fight.roll_initiative()
+        fight.apply_condition("vesh", "Burning")
+        fight.apply_condition("mira", "Burning")
+        events = fight.end_turn("kael")
+        assert damage(events) == [("Burning", "fire", 4), ("Burning", "fire", 3)]
+        assert [type(e).__name__ for e in events][-5:] == ["DiceRolled", "DamageResolved", "ResourceChanged",
+                                                            "ConditionApplied", "FightEnded"]
+        assert fight.state.ending is not None and fight.state.ending.side == "raiders"
+        assert_replays(fight)
+        assert_legal_order(fight.events)
+        assert scripted(fight).remaining == 0
+
+
 class TestSaveEnds:
     def test_fail_then_succeed(self, play: Play) -> None:
         """C15, C40: Poisoned (by vesh) on kael: at kael's turn end it saves RES (d6 +0, -1 Poisoned) against vesh's
