@@ -127,12 +127,12 @@ def mean_bars(chart_id: str, title: str, rows: Sequence[tuple[str, Mean, int]], 
                 caption=caption)
 
 
-def rounds_histogram(er: EncounterRun) -> Histogram:
+def rounds_histogram(er: EncounterRun, chart_id: str = "chart-rounds") -> Histogram:
     """The rounds distribution as columns, the mean marked."""
     s = er.summary
     counts = dict(s.rounds_histogram)
     if not counts:
-        return Histogram(id="chart-rounds", title="Rounds", columns=(), height=60, base=40, mean_x=0, caption="")
+        return Histogram(id=chart_id, title="Rounds", columns=(), height=60, base=40, mean_x=0, caption="")
     first, last = min(counts), max(counts)
     span, top, base = _WIDTH - 80, max(counts.values()), 200.0
     width = span / (last - first + 1)
@@ -140,7 +140,7 @@ def rounds_histogram(er: EncounterRun) -> Histogram:
                            height=170 * counts.get(r, 0) / top, y=base - 170 * counts.get(r, 0) / top)
                     for r in range(first, last + 1))
     mean_x = 60 + (s.rounds.mean - first + 0.5) * width
-    return Histogram(id="chart-rounds", title="How many rounds the fights lasted", columns=columns, height=240,
+    return Histogram(id=chart_id, title="How many rounds the fights lasted", columns=columns, height=240,
                      base=base, mean_x=mean_x,
                      caption=f"mean {s.rounds.mean:.2f} rounds (95 %: {s.rounds.low:z.2f}–{s.rounds.high:z.2f}), "
                              f"{first} to {last}")
@@ -148,6 +148,7 @@ def rounds_histogram(er: EncounterRun) -> Histogram:
 
 def _charts(er: EncounterRun) -> list[Bars | Histogram]:
     s = er.summary
+    tail = f"-{er.label.lower()}" if er.label else ""  # one page compares two encounters: each chart's id its own
     names = {c.id: c.name for c in s.combatants}
     group = {side.side: i for i, side in enumerate(s.sides)}
     other = len(s.sides)
@@ -155,22 +156,22 @@ def _charts(er: EncounterRun) -> list[Bars | Histogram]:
     sides += [(f"{x.side} defeated, no winner", x.defeated_no_winner, group[x.side]) for x in s.sides
               if x.defeated_no_winner is not None]
     charts: list[Bars | Histogram] = [
-        rate_bars("chart-wins", "Who wins",
+        rate_bars(f"chart-wins{tail}", "Who wins",
                   [*sides, ("draws", s.draws, other),
                    *([("every side down", s.all_down, other)] if s.all_down.count else [])],
                   "the share of fights each side won" + (", and of those each side lost with two sides or more "
                                                          "left standing (no winner)" if len(s.sides) > 2 else "")
                   + ", with its Wilson 95 % interval"),
-        rounds_histogram(er),
-        mean_bars("chart-hp", "HP left at the end",
+        rounds_histogram(er, f"chart-rounds{tail}"),
+        mean_bars(f"chart-hp{tail}", "HP left at the end",
                   [(_short(c.name), c.hp_left, group[c.side]) for c in s.combatants],
                   "mean HP left at the end of a fight (of "
                   + ", ".join(f"{_short(c.name)} {c.max_hp}" for c in s.combatants) + "), with its 95 % interval"),
-        mean_bars("chart-damage", "Damage dealt and taken",
+        mean_bars(f"chart-damage{tail}", "Damage dealt and taken",
                   [row for c in s.combatants for row in ((f"{_short(c.name)} dealt", c.dealt, group[c.side]),
                                                          (f"{_short(c.name)} took", c.taken, group[c.side]))],
                   "mean final damage a fight (after mitigation, C13), with its 95 % interval"),
-        rate_bars("chart-first", "Who falls first",
+        rate_bars(f"chart-first{tail}", "Who falls first",
                   [*((_short(names[c.id]), c.falls_first, group[c.side]) for c in s.combatants),
                    ("no one", s.no_one_down, other)],
                   "the share of fights in which each combatant was the first to go down (0 HP or out, C33)"),

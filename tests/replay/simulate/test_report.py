@@ -74,7 +74,9 @@ class TestInABrowser:
         """`omen simulate --compare A B --html` on the Ember Ford with and without Kael's shield: the page loads
         in headless Chromium with no console or page error and no request but the file itself; the win-rate,
         rounds, HP, damage and first-down charts and the comparison are drawn; each linked fight's session log
-        opens, also without errors; at phone width nothing overflows sideways (the tables scroll)."""
+        opens, also without errors; no two elements share an id (A's and B's charts did); at phone width nothing
+        overflows sideways (the tables and charts scroll) and a chart's labels are at least 10 px tall (6 px: a
+        tester)."""
         chromium = find_chromium()
         sync_api = pytest.importorskip("playwright.sync_api")
         from typer.testing import CliRunner
@@ -98,9 +100,10 @@ class TestInABrowser:
                 tab.on("requestfailed", lambda r: errors.append(f"failed: {r.url}"))
                 tab.on("request", lambda r: requests.append(r.url))
                 response = tab.goto(page.as_uri(), wait_until="load")
-                charts = {c: tab.locator(f"svg#{c}").first.bounding_box() for c in (
-                    "chart-wins", "chart-rounds", "chart-hp", "chart-damage", "chart-first", "chart-compare")}
-                bars = tab.locator("svg#chart-wins rect.bar").count()
+                charts = {c: tab.locator(f"svg#{c}").bounding_box() for c in (
+                    "chart-wins-a", "chart-rounds-b", "chart-hp-a", "chart-damage-b", "chart-first-a", "chart-compare")}
+                bars = tab.locator("svg[id^=chart-wins-] rect.bar").count()
+                ids = tab.evaluate("[...document.querySelectorAll('[id]')].map(e => e.id)")
                 links = tab.locator("a[href$='.html']")
                 linked = links.count()
                 first_link = links.first.get_attribute("href")
@@ -115,14 +118,20 @@ class TestInABrowser:
                     "[...document.body.querySelectorAll('*')].filter(e => e.getBoundingClientRect().right > 390"
                     " && !e.closest('svg') && !(e.parentElement && e.parentElement.closest('.table-wrap')))"
                     ".map(e => e.tagName + ': ' + (e.textContent || '').slice(0, 60))")
+                phone.screenshot(path=str(tmp_path / "report-390.png"), full_page=False)
+                smallest = phone.evaluate(  # the chart's labels as drawn on the phone, in CSS pixels
+                    "Math.min(...[...document.querySelectorAll('svg#chart-wins-a text')]"
+                    ".map(t => t.getBoundingClientRect().height))")
             finally:
                 browser.close()
         assert response is not None and response.ok
         assert errors == [] and only_page == [page.as_uri()]
         assert all(box is not None and box["width"] > 300 and box["height"] > 40 for box in charts.values()), charts
         assert bars == 2 * 3  # each encounter: the wardens, the raiders, the draws
+        assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)  # each chart its own id
         assert linked >= 6 and "Ember Ford" in fight_title
         assert overflow <= 390, wide
+        assert smallest >= 10, smallest  # a chart's labels stay readable on a phone (they were 6 px: a tester)
 
 
 def test_every_side_down_has_its_own_words_and_bar_and_distinct_logs_for_a_and_b() -> None:
