@@ -26,7 +26,7 @@ from omen_core.seats import PLAYER_COMMANDS
 
 from .views import TOLD_REASONS, UNNAMED_DECISION, UNNAMED_EFFECT, SeenEvent
 
-__all__ = ["SHIELD", "StoryCard", "story", "top_card"]
+__all__ = ["SHIELD", "StoryCard", "story", "top_card", "card_said"]
 
 
 @dataclass
@@ -49,6 +49,17 @@ class StoryCard:
     against: str = ""
     answered: StoryCard | None = field(default=None, repr=False, compare=False)  # a reaction's: the action's card
     rolled: bool = False  # whether dice the seat sees were rolled in it (an undo of it rewinds a seeded fight's dice)
+
+
+#: The cards of the GM's condition commands: announced by what they did ("Kael Arden is Prone"), not by their
+#: headline ("A condition: Kael Arden"; a player's: "A condition"), which names no condition.
+CONDITION_CARDS = frozenset({"apply_condition", "clear_condition"})
+
+
+def card_said(card: StoryCard) -> str:
+    """A card's verdict and headline, a condition's card by its lines (``Kael Arden is Prone``)."""
+    headline = "; ".join(card.lines) if card.kind in CONDITION_CARDS and card.lines else card.headline
+    return f"{card.verdict}: {headline}" if card.verdict else headline
 
 
 Names = Mapping[str, str]
@@ -651,7 +662,13 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.headline = f"Redo: {text_of_reason(e)}"
             undo_seq = int(e.get("undo_seq", 0))  # the undo's `undone` event: its card is numbered by its command
             back = f" (#{brought[0]} to #{brought[1]})" if brought is not None else ""
-            card.lines.append(f"brings back what the undo at #{undo_cards.get(undo_seq, undo_seq)} took back{back}")
+            undo_at = f"the undo at #{undo_cards.get(undo_seq, undo_seq)}"
+            words = "; ".join(f"#{c.seq} {card_said(c)}" for c in cards if brought is not None and c is not card
+                              and brought[0] <= c.seq <= brought[1])
+            # what it brings back in words, as the undo's preview said what it would take (a GM could not tell at a
+            # glance that Kael was Prone again: a tester); the seqs where the seat is shown no card of them
+            card.lines.append(f"brings back {words} (what {undo_at} took back{back})" if words
+                              else f"brings back what {undo_at} took back{back}")
         if kind == "resource_changed" and e.get("resource") == "hp":
             hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
     for action, whom in healing.finish():

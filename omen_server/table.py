@@ -24,7 +24,7 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Annotated, Any, NamedTuple
@@ -47,7 +47,7 @@ from omen_core.extensions import ATTACK_OPTION_FIELDS, routes, turn_actions
 from omen_core.hooks import HOOK_POINTS
 from omen_core.options import Choice, DiceRoll, Offer, Options, Waiting
 from omen_core.seats import DICE_UNSAID
-from omen_core.state import AttackFrame, FightState, MomentFrame
+from omen_core.state import AttackFrame, FightState, MomentFrame, redoable
 from omen_core.walk import StoreSource, Visitor, walk
 from omen_replay.explain import passed_over
 from omen_replay.render import environment
@@ -55,7 +55,7 @@ from omen_replay.render import environment
 from .app import Fights, SeatEntry, StagedView, _errors, _seat, command_rolls, fights_page, physical_now
 from .decision import ChoiceFacts, DecisionFacts, decision_facts
 from .keep import Seat
-from .story import GM_GAVE, SHIELD, StoryCard, story, top_card
+from .story import GM_GAVE, SHIELD, StoryCard, card_said, story, top_card
 from .views import PLAYER_COMMANDS, CombatantView, SeenEvent, Sight, combatant_views, seen_event
 
 __all__ = ["table_routes", "panel_html", "CSP", "COMMAND_TITLES"]
@@ -166,8 +166,8 @@ def _env() -> jinja2.Environment:
                                   jinja2.PackageLoader("omen_replay", "templates")])
     env = environment(loader)
     env.globals["title_of"] = lambda command: COMMAND_TITLES.get(command, command.replace("_", " "))
-    # a card in words (the undo's preview, the log's data-said); the lambda: _card_said is defined below
-    env.globals["said"] = lambda card: _card_said(card)  # noqa: PLW0108
+    # a card in words (the undo's preview, the log's data-said)
+    env.globals["said"] = card_said
     return env
 
 
@@ -369,6 +369,7 @@ class Panel:
     status: str = ""
     announce: str = ""
     undo_preview: list[StoryCard] = field(default_factory=list)
+    redo_preview: list[StoryCard] = field(default_factory=list)  # what a redo would bring back, oldest first
     top_folded: list[str] = field(default_factory=list)
     abilities: list[AbilityView] = field(default_factory=list)
     top_lines: list[str] = field(default_factory=list)
@@ -1284,6 +1285,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
     result.end_said = _end_said(seen) if result.ended else ""
     result.log = list(reversed(cards[-LOG_ENTRIES:]))
     result.undo_preview = undo_preview(cards)
+    result.redo_preview = redo_preview(cards, seen, redoable(state))
     result.abilities = abilities_now
     result.top_folded, result.top_lines = fold(result.top.lines if result.top else [])
     result.top_gm_gave = [line for line in (result.top.lines if result.top else []) if line.endswith(GM_GAVE)]
@@ -1368,9 +1370,14 @@ def undo_preview(cards: list[StoryCard]) -> list[StoryCard]:
     return [c for c in live if last in c.batches]
 
 
-#: The cards of the GM's condition commands: announced by what they did ("Kael Arden is Prone"), not by their
-#: headline ("A condition: Kael Arden"; a player's: "A condition"), which names no condition.
-_CONDITION_CARDS = frozenset({"apply_condition", "clear_condition"})
+def redo_preview(cards: list[StoryCard], seen: Sequence[SeenEvent], undo_seq: int | None) -> list[StoryCard]:
+    """The cards a redo would bring back, oldest first: those in the range the undo at ``undo_seq`` (the top of the
+    redo stack) took back, where the seat is shown that undo's range; none if there is nothing to redo."""
+    undone = next((r.event for r in seen if r.seq == undo_seq), None) if undo_seq is not None else None
+    if not isinstance(undone, dict) or "from_seq" not in undone:
+        return []
+    first, last = int(undone["from_seq"]), int(undone.get("to_seq", 0))
+    return [c for c in cards if c.struck and first <= c.seq <= last and c.kind not in ("undo", "redo")]
 
 
 def _said(card: StoryCard | None) -> str:
@@ -1379,13 +1386,7 @@ def _said(card: StoryCard | None) -> str:
     once)."""
     if card is None:
         return ""
-    return f"Undone: {_card_said(card)}" if card.struck else _card_said(card)
-
-
-def _card_said(card: StoryCard) -> str:
-    """A card's verdict and headline, a condition's card by its lines (``Kael Arden is Prone``)."""
-    headline = "; ".join(card.lines) if card.kind in _CONDITION_CARDS and card.lines else card.headline
-    return f"{card.verdict}: {headline}" if card.verdict else headline
+    return f"Undone: {card_said(card)}" if card.struck else card_said(card)
 
 
 def status_of(p: Panel) -> str:

@@ -1963,10 +1963,11 @@ def test_a_caught_weapon_is_the_cards_verdict(table: Any) -> None:
 
 
 def test_a_redo_card_says_its_reason_and_what_it_brings_back(table: Any) -> None:
-    """The GM undoes Kael's Prone ("misclick") and redoes it ("it was right"): every seat's redo card reads "Redo:
-    it was right" and that it brings back what the undo took back (it read "Redo" alone: found by a tester), naming
-    the undo by its card's number in the log (it named the undo's `undone` event, one past it: a tester) and the
-    seqs it took back."""
+    """The GM undoes Kael's Prone ("misclick") and redoes it ("it was right"): before the redo, its form says what
+    it would bring back ("Brings back #3 Kael Arden is Prone"); after it, every seat's redo card reads "Redo: it was
+    right" and what it brings back, in words (it said only "what the undo took back": a tester), naming the undo by
+    its card's number in the log (it named the undo's `undone` event, one past it: a tester) and the seqs it took
+    back."""
     table.create()
     alice = _seat(table, "Alice", "kael")
     for command in ({"command": "roll_initiative", "dice": [6, 1]},
@@ -1976,13 +1977,16 @@ def test_a_redo_card_says_its_reason_and_what_it_brings_back(table: Any) -> None
     events = table.client.get("/fights/duel/events", headers=table.auth()).json()["events"]
     undone = next(e for e in events if e["type"] == "undone")
     assert undone["batch"] < undone["seq"]  # the undo's card is numbered by its command (#batch), as the log shows
+    assert (f'<p class="redo-preview" id="redo-preview">Brings back #{undone["event"]["from_seq"]} Kael Arden is '
+            'Prone.</p>') in fragment(table, table.gm)
     assert table.command({"command": "redo", "reason": "it was right"}).status_code == 201
     for token in (table.gm, alice):
         text = fragment(table, token)
         top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
         assert '<span class="headline">Redo: it was right</span>' in top, top[:500]
-        assert (f"<li>brings back what the undo at #{undone['batch']} took back (#{undone['event']['from_seq']} to "
-                f"#{undone['event']['to_seq']})</li>") in top, top
+        first = undone["event"]["from_seq"]
+        assert (f"<li>brings back #{first} Kael Arden is Prone (what the undo at #{undone['batch']} took back "
+                f"(#{first} to #{undone['event']['to_seq']}))</li>") in top, top
         assert f'id="seq-{undone["batch"]}"' in text  # the undo's card in the log, by that number
 
 
