@@ -19,7 +19,7 @@ from typing import Any
 from omen_core.abilities import USE, fight_abilities, offered_while, uses_left
 from omen_core.decide.attack import damage_taken
 from omen_core.decisions import deferred_words
-from omen_core.derive import Standing, active_defense_adds, bonus_source, standing_hit, strike_bonus
+from omen_core.derive import Standing, active_defense_adds, bonus_source, hit_total, standing_hit, strike_bonus
 from omen_core.hooks import moment_said
 from omen_core.options import Choice, Odds, Offer, Waiting
 from omen_core.state import AttackFrame, FightState
@@ -242,6 +242,10 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
         found.facts.append(f"{names.get(attacker, 'someone')}'s attack {window.attack_total} against "
                            f"{names.get(defender, defender)}'s defense {window.base_defense}: it hits unless an "
                            f"Active Defense raises the defense to {window.attack_total} or more")
+    if (sight.gm or sight.owns(attacker)) and not unseen and frame.hit_roll is not None:
+        # the hit total's terms, to the seats that see them (the GM's claims, high ground, Encircled, checked before
+        # the defender spends a Bonus Action: the box said the total alone, a tester)
+        found.facts.append(_hit_said(state, frame))
     crit = any(isinstance(c.odds, Odds) and c.odds.crit for o in answers if o.command == "answer_active_defense"
                for c in o.choices)
     if mine and crit:  # C7: decided before the window, from the FCS and RES portions
@@ -263,6 +267,16 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
             continue
         for i, choice in enumerate(offer.choices):
             found.choices[(offer.command, offer.actor, i)] = _defense_choice(state, defender, window, choice, unseen)
+
+
+def _hit_said(state: FightState, frame: AttackFrame) -> str:
+    """The hit total term by term (C5), as the attacker's seat and the GM see it: the dice, then every term that is
+    not 0, each by its source ("the hit total 15 = 3 primary + 4 FCS + 2 STR + 2 high ground (C27) + ...")."""
+    total = hit_total(state, frame)
+    sheet = bonus_source(state, frame.declaration.attacker, total.attribute).sheet
+    terms = [t for t in total.terms(total.attribute_bonus - sheet) if t.source == "dice" or t.value]
+    said = " ".join(f"{'+' if t.value >= 0 else '−'} {abs(t.value)} {t.label}" for t in terms)
+    return f"the hit total {total.total} = {said.removeprefix('+ ')}"
 
 
 def _defense_choice(state: FightState, defender: str, window: Any, choice: Choice, unseen: bool = False
