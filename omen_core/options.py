@@ -436,7 +436,9 @@ def _flow(state: FightState, history: History | None, unseen: frozenset[str]) ->
     pairs = dict.fromkeys((a, b) for a in names for b in listed_others(state, a, unseen)[0] if a < b)
     if len(names) > MAX_LISTED + 1:  # a pair listed only from its later name's side
         pairs.update(dict.fromkeys((b, a) for a in names for b in listed_others(state, a, unseen)[0] if b < a))
-    engages = [Engage(who=a, others=(b,), engaged=flag) for a, b in pairs for flag in (True, False)]
+    # a pair not engaged may be engaged, an engaged one parted: the other way round changes nothing (a GM read
+    # "engages" offered for a pair already engaged as if it meant something: a tester)
+    engages = [Engage(who=a, others=(b,), engaged=not state.engaged(a, b)) for a, b in pairs]
     more = ("each combatant's pairs list at most " f"{MAX_LISTED} others: any pair may be named (the rules check "
             "it when given)") if len(names) > MAX_LISTED + 1 else ""
     yield from _named(state, history, "engage", None, "positions (the GM's)", "free", engages,

@@ -1269,7 +1269,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             combatant_choices=[(v.id, v.name) for v in views],
             damage_types=tuple(state.ruleset.damage_types.physical + state.ruleset.damage_types.other)
             if state.ruleset else (),
-            condition_names=tuple(sorted(state.ruleset.conditions)) if state.ruleset else (),
+            condition_names=tuple(sorted(c for c in state.ruleset.conditions if c != "Dying")) if state.ruleset else (),
             )
         if sight.gm:  # the GM sees every side: each chip says its side, coloured by it (a player's marks its foes)
             order = _side_order(state, players)

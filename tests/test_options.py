@@ -77,6 +77,7 @@ from tests.decide import test_attack as attack
 from tests.decide import test_reactions as reactions
 from tests.fights import assert_legal_order, assert_replays, new_fight, payloads, pending, present
 from tests.random_fights import EFFECTS, NAMES, SIDES, combatants
+from tests.sheets import sheet
 
 Ex = TypeVar("Ex")
 
@@ -1192,3 +1193,18 @@ def test_an_engagement_is_listed_once_and_accepted_either_way_round() -> None:
     assert "named the other way round it is the same engagement" in offer.note
     fight.execute(Engage(who="vex", others=("grok",)))
     assert fight.state.engaged("vex", "grok") and fight.state.engaged("grok", "vex")
+
+
+def test_engage_offers_each_pair_the_change_it_would_make() -> None:
+    """Positions are the GM's: a pair not engaged is offered "engages", an engaged one only "no longer engaged" (both
+    were offered for every pair, the one of them that changes nothing too: a GM tester); after Kael engages Vesh the
+    offer turns round, and Skarn's pairs stay "engages"."""
+    fight = new_fight(sheet("kael"), sheet("vesh", side="raiders"), sheet("skarn", side="raiders"))
+
+    def engage_offers() -> dict[tuple[str, str], bool]:
+        (offer,) = [o for o in fight.options().offers if o.command == "engage"]
+        return {(c.args["who"], *c.args["others"]): c.args.get("engaged", True) for c in offer.choices}
+
+    assert engage_offers() == {("kael", "skarn"): True, ("kael", "vesh"): True, ("skarn", "vesh"): True}
+    fight.engage("kael", "vesh")
+    assert engage_offers() == {("kael", "skarn"): True, ("kael", "vesh"): False, ("skarn", "vesh"): True}

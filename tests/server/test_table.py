@@ -361,7 +361,7 @@ class TestTheFirstScreen:
         also = also[:also.index("</p>")]
         assert "Also now for Kael Arden:" in also
         assert re.search(r'href="#o-declare_attack-kael"[^>]*>Attack <span class="muted">\(1 Action\)', also)
-        assert ">Kael Arden engages Vesh the Cinder-Hand</option>" in text
+        assert ">Engage: Kael Arden engages Vesh the Cinder-Hand</button>" in text  # not engaged: only that offered
         assert ">Paralysed on Kael Arden</option>" in text and ">the raiders yield</option>" in text
         assert ">Kael Arden&#39;s Athletics</option>" in text
         table.command({"command": "engage", "who": "kael", "others": ["vesh"]})
