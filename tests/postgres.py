@@ -6,16 +6,18 @@ server is given they are skipped, saying how to run them: set
 databases (``eval "$(scripts/pg-test-cluster.sh start)"`` starts a
 throwaway cluster and prints it). ``OMEN_REQUIRE_POSTGRES=1`` (``.ci/run``
 sets it) makes a missing or unreachable server a failure instead.
-``OMEN_TEST_POSTGRES_DIR``, set by the script, names the cluster's folder,
-which lets the restart tests stop and start the server itself.
+The restart tests stop and start a cluster of their own
+(``own_postgres``, started by the same script), never the session's.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import re
 import secrets
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -44,7 +46,7 @@ def with_schema(url: str, schema: str) -> str:
 class Postgres:
     """The test session's database on the server ``OMEN_TEST_POSTGRES_URL`` names."""
 
-    def __init__(self, server_url: str):
+    def __init__(self, server_url: str, cluster_dir: str | None = None):
         import psycopg
 
         self.server_url = server_url
@@ -53,7 +55,7 @@ class Postgres:
             conn.execute(f'CREATE DATABASE "{self.dbname}"')
         self.url = with_database(server_url, self.dbname)
         self._count = itertools.count()
-        self.cluster_dir = os.environ.get("OMEN_TEST_POSTGRES_DIR") or None
+        self.cluster_dir = cluster_dir
 
     def fresh_url(self) -> str:
         """The URL of a new, empty schema of the session's database: a store opened there starts empty."""
@@ -65,11 +67,10 @@ class Postgres:
         return with_schema(self.url, schema)
 
     def require_cluster(self) -> None:
-        """Skip the test unless this is the script's cluster, which the test may stop: called first, before the
-        test opens a connection that a skip would leave open."""
+        """Skip the test unless this is a cluster of its own (:func:`own_postgres`), which the test may stop: called
+        first, before the test opens a connection that a skip would leave open."""
         if self.cluster_dir is None:
-            pytest.skip("stopping the server needs the cluster of scripts/pg-test-cluster.sh "
-                        "(OMEN_TEST_POSTGRES_DIR names its folder)")
+            pytest.skip("stopping the server needs a cluster of the test's own (scripts/pg-test-cluster.sh)")
 
     def pause(self) -> None:
         """Stop the PostgreSQL server (the cluster the script started)."""
@@ -110,6 +111,32 @@ def postgres_session() -> Iterator[Postgres | str]:
         return
     yield found
     found.drop()
+
+
+@pytest.fixture
+def own_postgres(postgres_session: Postgres | str) -> Iterator[Postgres]:
+    """A PostgreSQL cluster of the test's own (scripts/pg-test-cluster.sh, in a fresh folder), which the test may
+    stop and start (:meth:`Postgres.pause`): the session's server goes on serving the other tests, which may run
+    beside it (pytest-xdist); stopped and removed at the end. Skipped, or a failure under OMEN_REQUIRE_POSTGRES,
+    where there is no PostgreSQL for the session or the script cannot start one."""
+    if isinstance(postgres_session, str):
+        if _required():
+            pytest.fail(f"OMEN_REQUIRE_POSTGRES is set but: {postgres_session}")
+        pytest.skip(postgres_session)
+    where = tempfile.mkdtemp(prefix="omen-own-pg-")  # under /tmp: the cluster's owner must reach it (not pytest's)
+    started = subprocess.run(["bash", str(SCRIPT), "start", where], capture_output=True, text=True, timeout=180,
+                             check=False)
+    found = re.search(r"OMEN_TEST_POSTGRES_URL='([^']*)'", started.stdout)
+    if started.returncode != 0 or found is None:
+        subprocess.run(["bash", str(SCRIPT), "stop", where], capture_output=True, timeout=120, check=False)
+        why = f"scripts/pg-test-cluster.sh could not start a cluster of the test's own: {started.stderr.strip()}"
+        if _required():
+            pytest.fail(f"OMEN_REQUIRE_POSTGRES is set but: {why}")
+        pytest.skip(why)
+    try:
+        yield Postgres(found.group(1), cluster_dir=where)
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "stop", where], capture_output=True, timeout=120, check=False)
 
 
 @pytest.fixture

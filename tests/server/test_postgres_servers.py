@@ -24,6 +24,16 @@ from tests.server.test_processes import Stream
 def two(postgres: Postgres, tmp_path: Path) -> Any:
     """Two servers on one fresh PostgreSQL schema (their keep in it too), and its URL, given one creation token
     (as an operator gives every server of one database); both stopped at the end."""
+    yield from _two(postgres, tmp_path)
+
+
+@pytest.fixture
+def two_on_own(own_postgres: Postgres, tmp_path: Path) -> Any:
+    """As ``two``, on a cluster of the test's own, which it may stop (``own_postgres``)."""
+    yield from _two(own_postgres, tmp_path)
+
+
+def _two(postgres: Postgres, tmp_path: Path) -> Any:
     url = postgres.fresh_url()
     with PostgresStore(url):
         pass  # the tables, made once before two processes race to make them
@@ -106,12 +116,14 @@ def test_two_commands_racing_through_two_servers_give_one_201_and_one_409(two: A
         assert lost["current_version"] == won["head"]["seq"] == store.version("duel")
 
 
-def test_a_database_restart_is_503_and_service_resumes_with_nothing_lost(two: Any, postgres: Postgres) -> None:
+def test_a_database_restart_is_503_and_service_resumes_with_nothing_lost(two_on_own: Any, own_postgres: Postgres
+                                                                        ) -> None:
     """PostgreSQL stopped under a serving server: a command is 503 (store-unavailable, Retry-After), nothing
     written; once it is back the same command is 201, and the stream that was open sends every event once (it
     waited out the outage, even when it asked the keep for its seat meanwhile)."""
+    postgres = own_postgres
     postgres.require_cluster()
-    (one, _other), url = two
+    (one, _other), url = two_on_own
     token, head = _create(one)
     stream = Stream(one, token)
     stream.until(head)

@@ -301,10 +301,11 @@ class TestReadWhileAppending:
 
 
 class TestRestart:
-    def test_a_restart_is_unavailable_then_nothing_is_lost(self, postgres: Postgres) -> None:
+    def test_a_restart_is_unavailable_then_nothing_is_lost(self, own_postgres: Postgres) -> None:
         """While the server is stopped the next call is StoreUnavailable saying PostgreSQL cannot be reached (no
         psycopg error escapes); once it is back the same store reconnects by itself, every event appended before
         is there, and appending goes on."""
+        postgres = own_postgres  # a cluster of the test's own: the session's serves the tests beside it
         postgres.require_cluster()
         url = postgres.fresh_url()
         with PostgresStore(url, timeout=2) as store:
