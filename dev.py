@@ -55,6 +55,14 @@ def ensure_venv(test: bool) -> None:
     STAMP.write_text(_pyproject_hash() + (" test" if test else ""))
 
 
+def _parallel(rest: list[str]) -> list[str]:
+    """pytest-xdist's options: the suite on every CPU, idle workers taking tests from busy ones (``worksteal``),
+    unless the caller chose (``-n``, ``--numprocesses``, ``-p no:xdist``) or asked for a debugger (``--pdb``)."""
+    chosen = any(a in ("-n", "--numprocesses", "--pdb", "no:xdist") or a.startswith(("-n", "--numprocesses="))
+                 for a in rest)
+    return [] if chosen else ["-n", "auto", "--dist", "worksteal"]
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"demo", "test", "omen"}:
         print(__doc__, file=sys.stderr)
@@ -62,7 +70,7 @@ def main(argv: list[str]) -> int:
     job, rest = argv[0], argv[1:]
     ensure_venv(test=job == "test")
     if job == "test":
-        cmd = [str(BIN / "python"), "-m", "pytest", *rest]
+        cmd = [str(BIN / "python"), "-m", "pytest", *_parallel(rest), *rest]
     elif job == "demo":
         cmd = [str(BIN / "omen"), "demo", *rest]
     else:
