@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal, TypeGuard
 
 from .content import (
+    ROUND_MOMENTS,
     Ability,
     AddDice,
     AllowDefense,
@@ -36,6 +37,7 @@ from .content import (
     Modify,
     Reroll,
     Route,
+    Trigger,
     When,
 )
 from .events import AttackDeclared, ConditionApplied, MomentReached, MovementDeclared, SaveCalled
@@ -61,7 +63,8 @@ if TYPE_CHECKING:
     from .state import CombatantState, FightState, Frame
 
 __all__ = ["USE", "PASS", "ON_TURN", "compile_ability", "fight_abilities", "holders", "uses_left", "effects_of",
-           "consequences_of", "when_words", "use_key", "on_turn_cost", "turn_cost", "target_refusal", "aim_refusal",
+           "consequences_of", "when_words", "trigger_words", "use_key", "on_turn_cost", "turn_cost", "target_refusal",
+           "aim_refusal",
            "attack_weapon", "reroll_picks", "answer_target", "answered", "action_parties", "Answered"]
 
 #: How an ability used on its owner's turn is used (C37), and the cost that way of using it takes.
@@ -160,6 +163,47 @@ def when_words(when: When) -> str:
         *([f"owner at {when.owner_hp_at_most} HP or less"] if when.owner_hp_at_most is not None else []),
     ]
     return "; ".join(parts)
+
+
+#: Whose attack, save or condition a trigger waits for, by its owner (C38), as :func:`trigger_words` says it.
+_TRIGGER_SUBJECTS = {
+    "attacker": "its attack", "target": "an attack on it", "ally_of_target": "an attack on an ally within its reach",
+    "caller": "a save it calls", "saver": "its save", "ally_of_saver": "the save of an ally within its reach",
+    "self": "its check", "afflicted": "it", "ally_of_afflicted": "an ally within its reach",
+}
+#: What happens to that subject at each moment, by outcome ("any": whatever it was).
+_TRIGGER_VERBS = {
+    "attack.declared": {"any": "is declared"}, "attack.rolled": {"any": "is rolled"},
+    "attack.determined": {"any": "is decided", "hit": "hits", "miss": "misses", "crit": "is a crit"},
+    "attack.damaged": {"any": "deals damage"},
+    "save.resolved": {"any": "is resolved", "success": "is made", "failure": "fails"},
+    "check.resolved": {"any": "is resolved", "success": "succeeds", "failure": "fails"},
+}
+
+
+def trigger_words(trigger: Trigger) -> str:
+    """When a triggered ability is offered (C38), in words for a table: whose attack, save or check and what
+    happened to it, or the moment of the round.
+
+    >>> trigger_words(Trigger(moment="attack.determined", owner="attacker", outcome="hit"))
+    'when its attack hits'
+    >>> trigger_words(Trigger(moment="attack.rolled", owner="ally_of_target"))
+    'when an attack on an ally within its reach is rolled'
+    >>> trigger_words(Trigger(moment="condition.applied", owner="afflicted", condition="Prone"))
+    'when Prone is applied to it'
+    """
+    moment, owner = trigger.moment, trigger.owner
+    if moment in ROUND_MOMENTS:
+        return {"turn.start": "at the start of its turn", "turn.end": "at the end of its turn",
+                "round.end": "at the end of each round"}[moment]
+    if moment == "move.left":
+        return "when an enemy leaves its reach"
+    if moment == "condition.applied":
+        what = trigger.condition or "a condition"
+        return f"when it applies {what}" if owner == "applier" else f"when {what} is applied to " + (
+            "it" if owner == "afflicted" else "an ally within its reach")
+    verbs = _TRIGGER_VERBS.get(moment, {"any": moment})
+    return f"when {_TRIGGER_SUBJECTS.get(owner, owner)} {verbs.get(trigger.outcome, verbs['any'])}"
 
 
 def _source(ability: Ability) -> str:

@@ -36,7 +36,7 @@ from litestar import Request, Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, HeaderParameter, QueryParameter
 
-from omen_core.abilities import USE, uses_left, when_words
+from omen_core.abilities import USE, trigger_words, uses_left, when_words
 from omen_core.commands import Command
 from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
 from omen_core.decisions import deferred_words
@@ -862,10 +862,14 @@ _USES = {"passive": "always on", "trigger": "when it triggers", "action": "an Ac
 
 
 def _ability_cost(ability: Ability) -> str:
+    """How an ability is used and what it costs; a triggered one, when it is offered ("when its attack hits": it
+    said "when it triggers", and only the author's summary told the table when: a GM tester)."""
     c = ability.cost
     paid = [f"{n} {what}" for n, what in ((c.actions, "Action"), (c.movement, "Movement Action"),
                                            (c.bonus_actions, "Bonus Action"), (c.hp, "HP"), (c.will, "Will")) if n]
-    return _USES[ability.use] + (f"; costs {', '.join(paid)}" if paid else "")
+    use = trigger_words(ability.trigger) if ability.use == "trigger" and ability.trigger is not None \
+        else _USES[ability.use]
+    return use + (f"; costs {', '.join(paid)}" if paid else "")
 
 
 def _abilities_of(state: FightState, who: str) -> list[Ability]:

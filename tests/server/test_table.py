@@ -557,6 +557,21 @@ def test_a_triggered_uses_deferred_cost_is_said_with_its_answer(table: Any) -> N
     assert "the damage, as the hit calls for" not in fragment(table, _seat(table, "Bob", "vesh"))
 
 
+def test_a_triggered_ability_is_listed_with_when_it_is_offered(table: Any) -> None:
+    """C38: Kael's Blood Strike (trigger: his attack's hit, a melee attack) is listed on Alice's page as "when its
+    attack hits; only with: a melee attack" (it read "when it triggers; when: a melee attack", and only the author's
+    summary told the table when: a GM tester)."""
+    strike = {"id": "blood_strike", "name": "Blood Strike", "use": "trigger",
+              "trigger": {"moment": "attack.determined", "owner": "attacker", "outcome": "hit"},
+              "when": {"attack_kinds": ["melee"]},
+              "effects": [{"kind": "damage", "flat": 1, "damage_type": "necrotic", "to": "target"}]}
+    table.create(combatants=[{**sheet("kael"), "abilities": [strike]}, sheet("vesh")])
+    alice = _seat(table, "Alice", "kael")
+    text = fragment(table, alice)
+    assert '<span class="muted">when its attack hits; only with: a melee attack</span>' in text, \
+        re.findall(r'<span class="muted">when[^<]*</span>', text)
+
+
 def test_a_decision_after_a_miss_says_no_damage_comes(table: Any) -> None:
     """C25: Kael's Shove Aside (on a miss: Vesh falls Prone) opens as his 1 + 1 misses Vesh's 6: every seat's box
     says no damage comes, the miss's consequences and the attack's settling do (it said "Then the damage, as the
