@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 #: Where the project's Python lives: the packages, the tests, the benchmarks, the examples, the test set-up and dev.py.
 CHECKED = ["omen_core", "omen_replay", "omen_server", "omen_cli", "tests", "benchmarks", "examples", "conftest.py",
@@ -30,6 +32,7 @@ def test_mypy_checks_everything_in_one_run() -> None:
     assert tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"] == CHECKED
 
 
+@pytest.mark.slow
 def test_mypy_strict_is_clean_on_the_packages_the_tests_and_the_benchmarks() -> None:
     """mypy --strict finds nothing in omen_core, omen_replay, omen_server, omen_cli, the tests, the benchmarks, the
     examples, conftest.py and dev.py, and it read every one of their files."""

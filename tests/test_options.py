@@ -231,6 +231,7 @@ def step(draw: DrawFn, fight: Fight, quirks: list[str]) -> bool:
 
 
 class TestOfferedIsAccepted:
+    @pytest.mark.slow
     @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                     HealthCheck.data_too_large])
     @given(st.data())

@@ -610,6 +610,7 @@ class TestWhatARunWrites:
         made = omen("simulate", mirror_duel(tmp_path), "--fights", 3, "--seed", SEED, "--workers", 1)
         assert made.exit_code == 0 and len(list((tmp_path / "out" / "simulations").iterdir())) == 1
 
+    @pytest.mark.slow
     def test_a_dask_scheduler_with_no_worker_is_waited_on_30_s_then_refused(
             self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """docs/simulate.md: --dask to a scheduler no worker joins (a LocalCluster of 0 workers on 127.0.0.1:9114)
@@ -909,6 +910,7 @@ class TestTheProgressBar:
 
 
 class TestTheDocs:
+    @pytest.mark.slow
     def test_the_worked_examples_of_docs_simulate_are_what_omen_prints(self, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
         """docs/simulate.md's worked example and its comparison, run as written (from the repository's root, on

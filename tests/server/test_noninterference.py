@@ -59,6 +59,7 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Server]:
     started.stop()
 
 
+@pytest.mark.slow
 def test_no_seat_can_tell_two_worlds_apart(server: Server, request: pytest.FixtureRequest) -> None:
     """For random fights played through the API (commands from the GM's options, each given by the player whose
     options offer it; undo, redo, refusals among them), every answer a player or spectator seat gets (state,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,7 @@ def assert_same_everywhere(states: list[FightState]) -> None:
             assert listed(state, who) == offered(state, who), (state.version, who)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(fights(max_commands=30))
 def test_the_legal_moves_are_the_offers_at_every_state_of_random_fights(rf: RandomFight) -> None:

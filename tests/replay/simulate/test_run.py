@@ -24,6 +24,7 @@ def summaries(run: Run) -> bytes:
 
 
 class TestTheSameRunAnywhere:
+    @pytest.mark.slow
     def test_2000_fights_give_byte_identical_summaries_serially_on_a_pool_and_on_dask(
             self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """The same 2,000-fight encounter (a mirror duel), run serially, on a 2-process pool and on a
@@ -47,6 +48,7 @@ class TestTheSameRunAnywhere:
 
 
 class TestUntilCi:
+    @pytest.mark.slow
     def test_a_50_percent_encounter_stops_near_9600_fights_reproducibly(self, tmp_path: Path) -> None:
         """--until-ci 0.01 on a mirror duel (each side wins half by symmetry): the run stops at the first batch,
         in index order, where every rate's Wilson interval is within ± 1 point: near the 9,604 fights
