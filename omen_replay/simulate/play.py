@@ -298,7 +298,9 @@ def play(encounter: Encounter, rules: Rules, index: int, run_seed: bytes, clock_
             side = state.combatants[who].side
             decision = _decision(state, who, side, kind, rules.hp_display, rngs[side], sights)
             if not decision.choices:
-                raise SimulationError(index, f"{who} must decide ({kind}) but is offered nothing")
+                raise SimulationError(index, f"{who} must decide ({kind}) but is offered nothing: a state the "
+                                             "rules never leave a fight in, so a bug in omen; please report it "
+                                             "with the run's seed and this fight's index")
             command = _claiming(state, _asked(chosen[side], decision, index, side))
             if state.round >= rules.max_rounds and (_last_turn_ends(state, command)
                                                     or _passes_limit(fight, command, rules.max_rounds)):
