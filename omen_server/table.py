@@ -80,12 +80,15 @@ COMMAND_TITLES: dict[str, str] = {
 }
 
 class InputSpec(NamedTuple):
-    """One input of a form for a free argument: its id's last word, its type, its label, the JSON path it fills."""
+    """One input of a form for a free argument: its id's last word, its type, its label, the JSON path it fills,
+    and, for one seldom used, the words of the folded group it sits in (``more``: the form's first screen keeps its
+    choice and its button)."""
 
     id: str
     kind: str
     label: str
     path: str
+    more: str = ""
 
 
 #: The free arguments the forms take, by name: each argument's inputs (an id's last word, the input's type, its
@@ -95,14 +98,15 @@ FREE_INPUTS: dict[str, tuple[InputSpec, ...]] = {
     "situational": (
         InputSpec("situational", "checkbox", "claim the high ground (C27)", "situational.high_ground"),
         InputSpec("encircled-attackers", "number", "Encircled (C26): attackers adjacent to the target",
-                  "situational.encircled.attackers"),
+                  "situational.encircled.attackers", "Encircled (C26)"),
         InputSpec("encircled-defenders", "number", "Encircled (C26): the target's allies adjacent to the attacker",
-                  "situational.encircled.defenders"),
+                  "situational.encircled.defenders", "Encircled (C26)"),
     ),
     "damage_modifiers": (
         InputSpec("damage-source", "text", "damage modifier: its source (the table sees it)",
-                  "damage_modifiers.0.source"),
-        InputSpec("damage-value", "number", "damage modifier: its value (+ or −)", "damage_modifiers.0.value"),
+                  "damage_modifiers.0.source", "a damage modifier"),
+        InputSpec("damage-value", "number", "damage modifier: its value (+ or −)", "damage_modifiers.0.value",
+                  "a damage modifier"),
     ),
     "difficulty": (InputSpec("difficulty", "number", "difficulty", "difficulty"),),
     "reason": (InputSpec("reason", "text", "reason (the table sees it)", "reason"),),
@@ -221,6 +225,7 @@ class FreeInput:
     min: str = ""  # the command schema's bounds of a number (``stacks`` >= 1), as the input's min and max
     max: str = ""
     options: tuple[tuple[str, str], ...] = ()  # a select's choices, (value, words), the first its default
+    more: str = ""  # the folded group it sits in (InputSpec.more), "" for one always in view
 
 
 @dataclass(frozen=True)
@@ -605,7 +610,8 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                            path=spec.path, value=str(first.get(a.name, "")) if a.name == "difficulty" else "",
                            required=a.required or (offer.command, a.name) in _ASKED,
                            min=BOUNDS.get((offer.command, a.name), ("", ""))[0] or _NESTED_MIN.get(spec.path, ""),
-                           max=BOUNDS.get((offer.command, a.name), ("", ""))[1], options=_select_options(a.name, names))
+                           max=BOUNDS.get((offer.command, a.name), ("", ""))[1], options=_select_options(a.name, names),
+                           more=spec.more)
                  for a in offer.free for spec in FREE_INPUTS.get(a.name, ()))
     return OfferView(key=f"o-{offer.command}-{offer.actor or 'gm'}" + (f"-{index}" if index else ""),
                      command=offer.command,

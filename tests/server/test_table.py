@@ -818,6 +818,10 @@ def test_the_gms_attack_form_takes_every_claim_and_a_damage_modifier_a_players_n
     assert re.search(r'<label for="o-declare_attack-kael-encircled-attackers">Encircled \(C26\): attackers adjacent '
                      r'to the target</label> <input type="number" id="o-declare_attack-kael-encircled-attackers" '
                      r'data-path="situational.encircled.attackers" data-kind="number" value="" min="1">', gm)
+    form = gm[gm.index('<form class="command" id="o-declare_attack-kael"'):]
+    folded = form[form.index('<details class="more-inputs" id="o-declare_attack-kael-more">'):form.index("</details>")]
+    assert "<summary>Also: Encircled (C26), a damage modifier</summary>" in folded  # seldom used: folded
+    assert "high_ground" not in folded and "encircled.defenders" in folded and "damage_modifiers.0.value" in folded
 
 
 def test_a_hit_by_a_hidden_combatant_is_told_to_the_target_by_its_own_hp_alone(table: Any) -> None:

@@ -1112,6 +1112,9 @@ def test_the_gm_claims_encircled_and_a_damage_modifier_on_the_attack_form(tmp_pa
                 gm.locator("form[data-command=roll_initiative] button[type=submit]").click()
                 expect(gm.locator(".table-panel")).to_have_attribute("data-round", "1")
                 attack = gm.locator("#turn-commands form[data-command=declare_attack]")
+                more = attack.locator("details.more-inputs")  # folded: the form's first screen keeps its button
+                expect(more.locator("summary")).to_have_text("Also: Encircled (C26), a damage modifier")
+                more.locator("summary").click()
                 attack.get_by_label("Encircled (C26): attackers adjacent to the target").fill("2")
                 attack.get_by_label("Encircled (C26): the target's allies adjacent to the attacker").fill("1")
                 attack.get_by_label("damage modifier: its source (the table sees it)").fill("charge")
