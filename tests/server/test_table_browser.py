@@ -43,6 +43,22 @@ class Watch:
         page.on("request", lambda r: None if r.url.startswith((self.origin, "data:")) else self.outside.append(r.url))
         return page
 
+    def clean_but(self, status: int) -> None:
+        """No error but the browser's console line for a refusal of ``status`` (the page says it in its own words),
+        and no request outside the server."""
+        refused = f"the server responded with a status of {status}"
+        assert [e for e in self.errors if refused not in e] == [] and self.outside == [], self.errors
+
+    def gm_page(self, browser: Any, table: str, token: str, height: int = 800) -> Any:
+        """The GM's page of the table at ``table`` (1280 px wide, watched), once it is live."""
+        from playwright.sync_api import expect
+
+        gm = self.page(browser.new_context(viewport={"width": 1280, "height": height}))
+        gm.set_default_timeout(10_000)
+        gm.goto(f"{table}#token={token}")
+        expect(gm.locator("#live")).to_have_text("live")
+        return gm
+
     def setup_page(self, browser: Any, server: Server) -> Any:
         """The GM's page (1280 x 900, watched) on the set-up link ``omen serve`` printed, the creation token in its
         fragment."""
@@ -519,12 +535,8 @@ def test_physical_dice_say_whose_they_are_until_the_last_and_a_condition_is_chos
 
     chromium = find_chromium()
     server = Server(tmp_path)
-    sheets = bundled_sheets()
     try:
-        status, made = server.call("POST", "/fights", {"id": "stale", "dice": "manual",
-                                                       "combatants": [sheets["brin"], sheets["vesh"]]},
-                                   token=server.create_token)
-        assert status == 201, made
+        made = _created(server, "stale", "manual", ("brin", "vesh"))
         status, seat = server.call("POST", "/fights/stale/seats", {"kind": "player", "name": "Bob",
                                                                   "combatants": ["brin"]}, token=made["gm_token"])
         assert status == 201, seat
@@ -597,6 +609,22 @@ def test_physical_dice_say_whose_they_are_until_the_last_and_a_condition_is_chos
                 browser.close()
     finally:
         server.stop()
+
+
+def _logged(server: Server, fight: str, token: str, kind: str) -> list[dict[str, Any]]:
+    """The events of ``kind`` in the fight's log, as the GM's seat reads them."""
+    status, events = server.call("GET", f"/fights/{fight}/events", token=token)
+    assert status == 200, events
+    return [e["event"] for e in events["events"] if e["type"] == kind]
+
+
+def _created(server: Server, fight: str, dice: str, names: tuple[str, ...]) -> dict[str, Any]:
+    """A fight of the bundled sheets ``names`` made on ``server`` with ``dice``: its creation answer."""
+    sheets = bundled_sheets()
+    status, made = server.call("POST", "/fights", {"id": fight, "dice": dice, "combatants": [sheets[n] for n in names]},
+                               token=server.create_token)
+    assert status == 201, made
+    return dict(made)
 
 
 def _manual_fight(server: Server, fight: str, names: tuple[str, ...], player: str, plays: str) -> tuple[str, str]:
@@ -952,10 +980,7 @@ def test_a_save_ends_condition_is_applied_by_whom_the_gm_chose(tmp_path: Path) -
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 800}))
-                gm.set_default_timeout(10_000)
-                gm.goto(f"{origin}/table/poison#token={made['gm_token']}")
-                expect(gm.locator("#live")).to_have_text("live")
+                gm = watch.gm_page(browser, f"{origin}/table/poison", made["gm_token"])
                 gm.locator("#gm-apply_condition > summary").click()
                 form = gm.locator("form[data-command=apply_condition]")
                 head = head_of(gm)
@@ -989,13 +1014,10 @@ def test_a_save_ends_condition_is_applied_by_whom_the_gm_chose(tmp_path: Path) -
                     f"A rule refuses this command: {names[actor]} has no Action left this turn for Cinder breath "
                     "(C20)")
                 assert head_of(gm) == head
-                refused = "the server responded with a status of 422"  # the browser's console line for the refusal
-                assert [e for e in watch.errors if refused not in e] == [] and watch.outside == [], watch.errors
+                watch.clean_but(422)
             finally:
                 browser.close()
-        status, events = server.call("GET", "/fights/poison/events", token=made["gm_token"])
-        assert status == 200, events
-        applied = [e["event"] for e in events["events"] if e["type"] == "condition_applied"]
+        applied = _logged(server, "poison", made["gm_token"], "condition_applied")
         assert [(e["who"], e["condition"], e.get("by")) for e in applied] == [("vesh", "Poisoned", "brin")]
     finally:
         server.stop()
@@ -1096,19 +1118,12 @@ def test_the_gm_claims_encircled_and_a_damage_modifier_on_the_attack_form(tmp_pa
     server = Server(tmp_path)
     origin = f"http://127.0.0.1:{server.port}"
     watch = Watch(origin)
-    sheets = bundled_sheets()
     try:
-        status, made = server.call("POST", "/fights", {"id": "claims", "dice": "seeded",
-                                                       "combatants": [sheets["kael"], sheets["vesh"]]},
-                                   token=server.create_token)
-        assert status == 201, made
+        made = _created(server, "claims", "seeded", ("kael", "vesh"))
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                gm = watch.page(browser.new_context(viewport={"width": 1280, "height": 900}))
-                gm.set_default_timeout(10_000)
-                gm.goto(f"{origin}/table/claims#token={made['gm_token']}")
-                expect(gm.locator("#live")).to_have_text("live")
+                gm = watch.gm_page(browser, f"{origin}/table/claims", made["gm_token"], height=900)
                 gm.locator("form[data-command=roll_initiative] button[type=submit]").click()
                 expect(gm.locator(".table-panel")).to_have_attribute("data-round", "1")
                 attack = gm.locator("#turn-commands form[data-command=declare_attack]")
@@ -1131,13 +1146,10 @@ def test_the_gm_claims_encircled_and_a_damage_modifier_on_the_attack_form(tmp_pa
                 expect(gm.locator(".table-panel")).not_to_have_attribute("data-head", head)
                 gm.wait_for_function("() => !document.body.dataset.busy")
                 assert gm.locator("#message.problem").count() == 0, gm.locator("#message").inner_text()
-                refused = "the server responded with a status of 400"  # the browser's console line for the refusal
-                assert [e for e in watch.errors if refused not in e] == [] and watch.outside == [], watch.errors
+                watch.clean_but(400)
             finally:
                 browser.close()
-        status, events = server.call("GET", "/fights/claims/events", token=made["gm_token"])
-        assert status == 200, events
-        declared = [e["event"] for e in events["events"] if e["type"] == "attack_declared"]
+        declared = _logged(server, "claims", made["gm_token"], "attack_declared")
         assert len(declared) == 1, declared
         assert declared[0]["situational"] == {"encircled": {"attackers": 2, "defenders": 1}}
         assert declared[0]["damage_modifiers"] == [{"source": "charge", "value": 2}]
