@@ -242,9 +242,10 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
         found.facts.append(f"{names.get(attacker, 'someone')}'s attack {window.attack_total} against "
                            f"{names.get(defender, defender)}'s defense {window.base_defense}: it hits unless an "
                            f"Active Defense raises the defense to {window.attack_total} or more")
-    if (sight.gm or sight.owns(attacker)) and not unseen and frame.hit_roll is not None:
+    if (sight.gm or (sight.owns(attacker) and sight.sees(defender))) and frame.hit_roll is not None:
         # the hit total's terms, to the seats that see them (the GM's claims, high ground, Encircled, checked before
-        # the defender spends a Bonus Action: the box said the total alone, a tester)
+        # the defender spends a Bonus Action: the box said the total alone, a tester); not against a target the seat
+        # does not see (a prone target's term is the target's state)
         found.facts.append(_hit_said(state, frame))
     crit = any(isinstance(c.odds, Odds) and c.odds.crit for o in answers if o.command == "answer_active_defense"
                for c in o.choices)
