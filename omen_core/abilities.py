@@ -64,8 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = ["USE", "PASS", "ON_TURN", "compile_ability", "fight_abilities", "holders", "uses_left", "effects_of",
            "consequences_of", "when_words", "trigger_words", "use_key", "on_turn_cost", "turn_cost", "target_refusal",
-           "aim_refusal",
-           "attack_weapon", "reroll_picks", "answer_target", "answered", "action_parties", "Answered"]
+           "aim_refusal", "attack_weapon", "reroll_picks", "answer_target", "answered", "action_parties", "Answered"]
 
 #: How an ability used on its owner's turn is used (C37), and the cost that way of using it takes.
 ON_TURN = ("action", "bonus_action", "free")
