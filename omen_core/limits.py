@@ -15,8 +15,9 @@ import json
 import re
 from collections.abc import Callable, Iterable
 
-__all__ = ["MAX_SIDES", "MAX_DICE", "MAX_MULTIPLY", "MAX_FACES", "MAX_ROLL_OFFS", "MAX_LISTED", "DIE_PATTERN",
-           "MAX_WHOLE", "beyond_whole", "digit_run", "first_leaf", "named_twice", "bound_wholes", "json_error_words"]
+__all__ = ["MAX_SIDES", "MAX_DICE", "MAX_MULTIPLY", "MAX_DAMAGE_MODIFIER", "MAX_FACES", "MAX_ROLL_OFFS", "MAX_LISTED",
+           "DIE_PATTERN", "MAX_WHOLE", "beyond_whole", "digit_run", "first_leaf", "named_twice", "bound_wholes",
+           "json_error_words"]
 
 MAX_SIDES = 1000
 """The largest die: d1000 (C1 allows any dN, N >= 2; a face must fit a seeded draw, and a person must roll it)."""
@@ -28,6 +29,10 @@ MAX_MULTIPLY = 1000
 """The largest incoming-damage multiplier a sheet may write (C13 step 5, C34): 1000, far above any of the rules'
 (a vulnerability's 2, a resistance's 1/2). A sheet that multiplied by 1e300 was taken, and the first hit on its
 combatant made a damage total no log can hold: every answer to that attack was refused (a tester)."""
+
+MAX_DAMAGE_MODIFIER = 1000
+"""The largest damage modifier an attack may be given, either way (C12): 1000, far above any of the rules' numbers,
+as :data:`MAX_MULTIPLY` is (a GM's form took 1e9 and dealt it: a tester)."""
 
 MAX_FACES = 10_000
 """The most faces one command may carry, and the most dice one recorded roll may hold."""

@@ -530,7 +530,7 @@ def refused(table: Table, command: Command) -> OmenError:
 def test_the_table_accepts_a_plain_attack(table: Table) -> None:
     """The regressions' fight accepts a sound attack, so each refusal below is the broken argument's doing."""
     assert attempt(table, DeclareAttack(attacker="ana", target="bram",
-                                        situational=Situational(encircled=Encircled(attackers=3, defenders=1)))) \
+                                        situational=Situational(encircled=Encircled(attackers=1, defenders=1)))) \
         is None
 
 

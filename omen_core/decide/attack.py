@@ -35,6 +35,7 @@ from ..events import (
 )
 from ..extensions import ATTACK_OPTION_FIELDS, attack_option_offered, pool_dice, routes
 from ..hooks import Moment
+from ..limits import MAX_DAMAGE_MODIFIER
 from ..machine import Phase
 from ..parts import PoolTag
 from ..rules import attack as rules
@@ -86,6 +87,7 @@ def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, react
     for field, (rule, words) in ATTACK_OPTION_FIELDS.items():  # an argument an ability gives meaning to (rage)
         if getattr(cmd, field) and not attack_option_offered(draft.state, attacker.id, field):
             raise RuleViolation(rule, f"{attacker.id!r} has no {words}")
+    _check_claims(draft, cmd, attacker.side, target.side)
     b = cmd.branches
     check_consequences(draft, [*b.on_hit, *b.on_miss, *b.on_crit], "the attack's branches")
     if reaction is None and not rules.is_ranged(kind) and not draft.state.engaged(attacker.id, target.id):
@@ -99,6 +101,26 @@ def declare(draft: Draft, cmd: DeclareAttack, reaction: str | None = None, react
         weapon=weapon.id if weapon else None, kind=kind, situational=cmd.situational, rage=cmd.rage,
         damage_modifiers=cmd.damage_modifiers, branches=cmd.branches,
         reaction=reaction, reacting_to=reacting_to))  # type: ignore[arg-type]
+
+
+def _check_claims(draft: Draft, cmd: DeclareAttack, attacking: str, defending: str) -> None:
+    """An Encircled claim counts combatants in the fight (C26): at most the attacking side's (the attacker
+    included) adjacent to the target, at most the target's side's (the target included) adjacent to the attacker
+    (a claim of 5 attackers for a side of 2 was taken at full value: a tester); a damage modifier is at most
+    :data:`~omen_core.limits.MAX_DAMAGE_MODIFIER` either way (C12)."""
+    circle = cmd.situational.encircled
+    if circle is not None:
+        for count, side, field, who in ((circle.attackers, attacking, "attackers", "attacking"),
+                                        (circle.defenders, defending, "defenders", "target's")):
+            there = sum(1 for c in draft.state.combatants.values() if c.side == side and c.left is None)
+            if count > there:
+                raise RuleViolation("C26", f"an Encircled claim of {count} {field}, but the {who} side ({side}) has "
+                                           f"{there} in the fight", field=f"$.situational.encircled.{field}")
+    for i, modifier in enumerate(cmd.damage_modifiers):
+        if abs(modifier.value) > MAX_DAMAGE_MODIFIER:
+            raise RuleViolation("C12", f"a damage modifier of {modifier.value} ({modifier.source}) is past "
+                                       f"±{MAX_DAMAGE_MODIFIER}, far beyond any of the rules' numbers",
+                                field=f"$.damage_modifiers[{i}].value")
 
 
 def _closing_in(draft: Draft, attacker: str, target: str) -> None:

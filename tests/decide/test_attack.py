@@ -854,6 +854,11 @@ class TestSituational:
     def hit_total(self, play: Play, *, weapon: Weapon = SWORD, prone: bool = False, **claims: Any) -> tuple[int,
                   list[int]]:
         fight = duel(play, [1, 1, 1], attacker=kael(weapons=(weapon,)))
+        attackers, defenders = claims.get("encircled") or (1, 1)
+        for i in range(attackers - 1):  # C26 counts combatants in the fight: the sides have them (in the set-up)
+            fight.join(sheet(f"ally{i}", "heroes"))
+        for i in range(defenders - 1):
+            fight.join(sheet(f"guard{i}", "raiders"))
         if prone:
             fight.apply_condition("vesh", "Prone")
         fight.attack("kael", "vesh", **claims)
@@ -883,6 +888,30 @@ class TestSituational:
     def test_prone_target_at_range(self, play: Play) -> None:
         """C27: a bow (hit +1) against a prone target -2: 1 + 1 + 2 + 1 - 2 = 3."""
         assert self.hit_total(play, weapon=BOW, prone=True) == (3, [-2])
+
+    @pytest.mark.parametrize(("circle", "field", "said"), [
+        ((3, 1), "attackers", "an Encircled claim of 3 attackers, but the attacking side (heroes) has 2 in the fight"),
+        ((2, 3), "defenders", "an Encircled claim of 3 defenders, but the target's side (raiders) has 2 in the fight"),
+    ])
+    def test_an_encircled_claim_past_a_sides_numbers_is_refused(self, play: Play, circle: tuple[int, int],
+                                                                 field: str, said: str) -> None:
+        """C26: A counts the attacking side's combatants adjacent to the target (the attacker included), D the
+        target's side's adjacent to the attacker: with two a side, a claim of 3 is refused at its field, nothing
+        written (a claim of 5 for a side of 2 was taken at full value: a tester)."""
+        fight = duel(play, [])
+        fight.join(sheet("brin", "heroes"))
+        fight.join(sheet("skarn", "raiders"))
+        failed = refused(fight, lambda: fight.attack("kael", "vesh", encircled=circle), "C26")
+        assert (str(failed), failed.facts["field"]) == (f"[C26] {said}", f"$.situational.encircled.{field}")
+
+    def test_a_damage_modifier_past_1000_is_refused(self, play: Play) -> None:
+        """C12, docs/rulings.md: a damage modifier is at most 1000 either way (a GM's form took 1e9 and dealt it: a
+        tester); 1000 itself is taken."""
+        fight = duel(play, [1, 1, 1])
+        failed = refused(fight, lambda: fight.attack("kael", "vesh", damage_modifiers=(
+            Modifier(source="poison", value=-1001),)), "C12")
+        assert failed.facts["field"] == "$.damage_modifiers[0].value"
+        fight.attack("kael", "vesh", damage_modifiers=(Modifier(source="poison", value=1000),))
 
     def test_all_claims_stack(self, play: Play) -> None:
         """C26, C27: high ground 2 + encircled (4, 2) 4 + prone melee 4: 5 + 10 = 15."""

@@ -217,7 +217,10 @@ class TestAttackOfOpportunity:
     def test_an_attack_of_opportunity_claims_encircled(self, play: Play) -> None:
         """C23, C26: Encircled applies to any attack, an Attack of Opportunity's too: vesh claims A 2 against D 1
         (2 >= 2 x 1: +min(6, 2 x (2 - 1)) = +2): STR 6 + FCS 1 + 1 + 2 = 10 against kael's base RES 2 + 0 = 2."""
-        fight = duel(play, [6, 1, 2])
+        fight = play(kael(), vesh(), sheet("skarn", "raiders"), faces=[15, 5, 1, 6, 1, 2])  # a second raider:
+        fight.engage("kael", "vesh")  # C26 counts combatants in the fight, and vesh claims one beside it
+        fight.roll_initiative()
+        through_round_1(fight)
         fight.move("kael", leaves=["vesh"])
         fight.react("vesh", encircled=(2, 1))
         assert as_(fight.waiting_for, ActiveDefenseWindowOpened).attack_total == 10

@@ -260,7 +260,8 @@ def test_an_encircled_claim_that_gives_no_bonus_is_not_told_as_encircling() -> N
     bonus (it said "encircling (3 vs 2)", found by a tester); 4 against 2 is encircling, +min(6, 2 x 2) = +4."""
     from tests.fights import new_fight
 
-    fight = new_fight(sheet("ash", "north"), sheet("bo", "south"), faces=[1, 1, 1, 1, 1, 1])
+    fight = new_fight(sheet("ash", "north"), sheet("bo", "south"), *(sheet(f"n{i}", "north") for i in range(3)),
+                      sheet("s1", "south"), faces=[1, 1, 1, 1, 1, 1])  # C26 counts combatants in the fight
     fight.attack("ash", "bo", unarmed=True, encircled=(3, 2))
     fight.defend("bo", None)
     fight.attack("ash", "bo", unarmed=True, encircled=(4, 2))

@@ -122,8 +122,8 @@ def test_an_active_defense_shows_the_hit_totals_terms_to_the_gm_and_the_attacker
     high ground (C27) + 2 encircled, 2 vs 1 (C26)", so the claims are checked before Kael spends a Bonus Action
     (it said the total alone: a tester); Kael's player, who does not play Skarn, is not told Skarn's terms, nor is
     Skarn's player where Kael is hidden from it (a prone target's term would tell of the hidden target)."""
-    fight = new_fight(sheet("kael"), sheet("skarn", side="raiders"), faces=[5, 4, 2])
-    fight.attack("skarn", "kael", unarmed=True, high_ground=True, encircled=(2, 1))
+    fight = new_fight(sheet("kael"), sheet("skarn", side="raiders"), sheet("vesh", side="raiders"), faces=[5, 4, 2])
+    fight.attack("skarn", "kael", unarmed=True, high_ground=True, encircled=(2, 1))  # C26: Skarn and Vesh
     offered = options(fight.state)
     said = "the hit total 13 = 5 primary + 4 FCS + 2 high ground (C27) + 2 encircled, 2 vs 1 (C26)"
     for sight, shown in ((GM, True), (Sight(kind="player", own=frozenset({"skarn"})), True),

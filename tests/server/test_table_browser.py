@@ -1119,7 +1119,7 @@ def test_the_gm_claims_encircled_and_a_damage_modifier_on_the_attack_form(tmp_pa
     origin = f"http://127.0.0.1:{server.port}"
     watch = Watch(origin)
     try:
-        made = _created(server, "claims", "seeded", ("kael", "vesh"))
+        made = _created(server, "claims", "seeded", ("kael", "brin", "vesh", "skarn"))  # two a side (C26)
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
