@@ -247,6 +247,10 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
         # the defender spends a Bonus Action: the box said the total alone, a tester); not against a target the seat
         # does not see (a prone target's term is the target's state)
         found.facts.append(_hit_said(state, frame))
+        claimed = frame.declaration.damage_modifiers  # the GM's too: checked before the hit lands (a tester)
+        if claimed:
+            found.facts.append("on a hit the damage adds " + " ".join(
+                f"{'+' if m.value >= 0 else '−'} {abs(m.value)} {m.source}" for m in claimed))
     crit = any(isinstance(c.odds, Odds) and c.odds.crit for o in answers if o.command == "answer_active_defense"
                for c in o.choices)
     if mine and crit:  # C7: decided before the window, from the FCS and RES portions

@@ -53,6 +53,7 @@
       .replace(/^Expected `int` >= (-?\d+)$/, "must be a whole number, at least $1")
       .replace(/^Expected `int` <= (-?\d+)$/, "must be a whole number, at most $1")
       .replace(/^Expected `int`, got `\w+`$/, "must be a whole number")
+      .replace(/^Object missing required field `\w+`$/, "is needed")
       .replace(/^Expected `str` of length <= (\d+)$/, "must be at most $1 characters long");
   }
 

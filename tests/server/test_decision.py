@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from omen_core import Modifier
 from omen_core.commands import CheckSpec, UseAbility
 from omen_core.engine import Fight
 from omen_core.options import options
@@ -119,11 +120,13 @@ def test_an_active_defense_against_a_hidden_attacker_shows_no_totals() -> None:
 def test_an_active_defense_shows_the_hit_totals_terms_to_the_gm_and_the_attacker_not_the_defender() -> None:
     """C5, C26, C27: Skarn's unarmed attack on Kael with high ground and Encircled 2 vs 1, 5 + 4 = 9 on the dice
     and + 2 + 2 claimed: the GM's decision box (and Skarn's player's) says "the hit total 13 = 5 primary + 4 FCS + 2
-    high ground (C27) + 2 encircled, 2 vs 1 (C26)", so the claims are checked before Kael spends a Bonus Action
+    high ground (C27) + 2 encircled, 2 vs 1 (C26)", and the damage modifier claimed, "on a hit the damage adds + 2
+    charge", so the claims are checked before Kael spends a Bonus Action
     (it said the total alone: a tester); Kael's player, who does not play Skarn, is not told Skarn's terms, nor is
     Skarn's player where Kael is hidden from it (a prone target's term would tell of the hidden target)."""
     fight = new_fight(sheet("kael"), sheet("skarn", side="raiders"), sheet("vesh", side="raiders"), faces=[5, 4, 2])
-    fight.attack("skarn", "kael", unarmed=True, high_ground=True, encircled=(2, 1))  # C26: Skarn and Vesh
+    fight.attack("skarn", "kael", unarmed=True, high_ground=True, encircled=(2, 1),  # C26: Skarn and Vesh
+                 damage_modifiers=(Modifier(source="charge", value=2),))
     offered = options(fight.state)
     said = "the hit total 13 = 5 primary + 4 FCS + 2 high ground (C27) + 2 encircled, 2 vs 1 (C26)"
     for sight, shown in ((GM, True), (Sight(kind="player", own=frozenset({"skarn"})), True),
@@ -131,6 +134,7 @@ def test_an_active_defense_shows_the_hit_totals_terms_to_the_gm_and_the_attacker
                          (Sight(kind="player", own=frozenset({"skarn"}), hidden=frozenset({"kael"})), False)):
         told = decision_facts(fight.state, offered.waiting, list(offered.offers), sight).facts
         assert (said in told) is shown, (sight, told)
+        assert ("on a hit the damage adds + 2 charge" in told) is shown, (sight, told)
 
 
 def test_the_face_to_turn_a_hit_takes_the_article_of_its_sound() -> None:
