@@ -437,13 +437,15 @@ def _flow(state: FightState, history: History | None, unseen: frozenset[str]) ->
     if len(names) > MAX_LISTED + 1:  # a pair listed only from its later name's side
         pairs.update(dict.fromkeys((b, a) for a in names for b in listed_others(state, a, unseen)[0] if b < a))
     # a pair not engaged may be engaged, an engaged one parted: the other way round changes nothing (a GM read
-    # "engages" offered for a pair already engaged as if it meant something: a tester)
-    engages = [Engage(who=a, others=(b,), engaged=not state.engaged(a, b)) for a, b in pairs]
+    # "engages" offered for a pair already engaged as if it meant something: a tester); allies are offered only
+    # to be parted (reach and its reactions are between enemies, C23, C24; a GM tester read ally pairs as noise)
+    engages = [Engage(who=a, others=(b,), engaged=not state.engaged(a, b)) for a, b in pairs
+               if state.engaged(a, b) or state.combatants[a].side != state.combatants[b].side]
     more = ("each combatant's pairs list at most " f"{MAX_LISTED} others: any pair may be named (the rules check "
             "it when given)") if len(names) > MAX_LISTED + 1 else ""
     yield from _named(state, history, "engage", None, "positions (the GM's)", "free", engages,
-                      note=_noted("others: any of the combatants, together; each pair is listed once, who the id "
-                                  "that sorts first: named the other way round it is the same engagement", more))
+                      note=_noted("each pair once, either way round the same engagement; `others` may name "
+                                  "several combatants at once", more))
 
 
 #: ``apply_condition``'s optional arguments of who applied it and how long it lasts (C40), not listed in the

@@ -1182,7 +1182,7 @@ class TestRevealingTheSeed:
 
 def test_an_engagement_is_listed_once_and_accepted_either_way_round() -> None:
     """docs/live.md: the GM's engage lists each pair once, who the id that sorts first, and its note says the pair
-    named the other way round is the same engagement; that is accepted too, and engages the two (a bot author
+    either way round is the same engagement; that is accepted too, and engages the two (a bot author
     found it accepted, the offer silent about it)."""
     from omen_core import ScriptedDice
     from tests.sheets import sheet
@@ -1191,21 +1191,23 @@ def test_an_engagement_is_listed_once_and_accepted_either_way_round() -> None:
                         combatants=[sheet("vex"), sheet("grok", side="raiders")])
     (offer,) = [o for o in fight.options().offers if o.command == "engage"]
     assert {(c.args["who"], tuple(c.args["others"])) for c in offer.choices} == {("grok", ("vex",))}
-    assert "named the other way round it is the same engagement" in offer.note
+    assert "either way round the same engagement" in offer.note
     fight.execute(Engage(who="vex", others=("grok",)))
     assert fight.state.engaged("vex", "grok") and fight.state.engaged("grok", "vex")
 
 
 def test_engage_offers_each_pair_the_change_it_would_make() -> None:
-    """Positions are the GM's: a pair not engaged is offered "engages", an engaged one only "no longer engaged" (both
-    were offered for every pair, the one of them that changes nothing too: a GM tester); after Kael engages Vesh the
-    offer turns round, and Skarn's pairs stay "engages"."""
+    """Positions are the GM's: a pair of foes not engaged is offered "engages", an engaged pair only "no longer
+    engaged" (both were offered for every pair, the one of them that changes nothing too: a GM tester); allies only
+    to be parted (C23, C24: reach is between enemies). After Kael engages Vesh the offer turns round; Skarn and
+    Vesh, allies engaged over the API, are offered to be parted."""
     fight = new_fight(sheet("kael"), sheet("vesh", side="raiders"), sheet("skarn", side="raiders"))
 
     def engage_offers() -> dict[tuple[str, str], bool]:
         (offer,) = [o for o in fight.options().offers if o.command == "engage"]
         return {(c.args["who"], *c.args["others"]): c.args.get("engaged", True) for c in offer.choices}
 
-    assert engage_offers() == {("kael", "skarn"): True, ("kael", "vesh"): True, ("skarn", "vesh"): True}
+    assert engage_offers() == {("kael", "skarn"): True, ("kael", "vesh"): True}
     fight.engage("kael", "vesh")
-    assert engage_offers() == {("kael", "skarn"): True, ("kael", "vesh"): False, ("skarn", "vesh"): True}
+    fight.engage("skarn", "vesh")  # allies engaged over the API: offered to be parted
+    assert engage_offers() == {("kael", "skarn"): True, ("kael", "vesh"): False, ("skarn", "vesh"): False}
