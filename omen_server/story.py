@@ -667,8 +667,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                               and brought[0] <= c.seq <= brought[1])
             # what it brings back in words, as the undo's preview said what it would take (a GM could not tell at a
             # glance that Kael was Prone again: a tester); the seqs where the seat is shown no card of them
-            card.lines.append(f"brings back {words} (what {undo_at} took back{back})" if words
-                              else f"brings back what {undo_at} took back{back}")
+            card.lines.append(f"brings back what {undo_at} took back{back}")
+            if words:
+                card.lines.append(f"back: {words}")
         if kind == "resource_changed" and e.get("resource") == "hp":
             hp_seen[rec.batch, str(e.get("who"))] = e.get("after")
     for action, whom in healing.finish():

@@ -756,7 +756,7 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
         mine = sight.owns(who)
         items.append(StripItem(
             id=who, name=v.name, side=v.side, initiative=state.initiative.get(who), turn=v.turn and not ended,
-            surprise=str(getattr(tier, "value", tier)).replace("_", " ") if tier else None,
+            surprise=_SURPRISE_SAID.get(str(tier)) if tier and state.round <= 1 and not ended else None,
             down=(v.hp is not None and v.hp <= 0) or v.hp_band == "down", left=v.left, hp=v.hp, max_hp=v.max_hp,
             band=v.hp_band, will=v.will, will_max=state.combatants[who].sheet.will if mine else None,
             bonus_actions=v.bonus_actions, bonus_max=state.ruleset.economy.bonus_actions,
@@ -862,6 +862,11 @@ def _foes_first(offer: Offer, state: FightState) -> Offer:
         return ally, down, other not in near
     return msgspec.structs.replace(offer, choices=tuple(sorted(offer.choices, key=rank)))
 
+
+#: A surprise tier as the strip's badge says it (C18), shown until round 1 is over: a Partial Surprise's −5 is
+#: initiative's and a Complete Surprise's lost turn round 1's (the badge stood all fight, read as a condition still
+#: in force: a GM tester).
+_SURPRISE_SAID = {"alert": "alert", "partial": "partial surprise", "complete": "complete surprise"}
 
 _USES = {"passive": "always on", "trigger": "when it triggers", "action": "an Action, on your turn",
          "bonus_action": "a Bonus Action, on your turn", "free": "free, on your turn"}

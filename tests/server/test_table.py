@@ -572,6 +572,28 @@ def test_a_triggered_ability_is_listed_with_when_it_is_offered(table: Any) -> No
         re.findall(r'<span class="muted">when[^<]*</span>', text)
 
 
+def test_a_surprise_badge_stands_through_round_1_only(table: Any) -> None:
+    """C18: Vesh ambushes Kael (difficulty 10, the GM's preset): Kael's chip says his tier ("partial surprise": his
+    Perception 6 + FCS bonus is within 6 to 10) through round 1, where it matters (the −5 at initiative, a Complete
+    Surprise's lost turn), and not in round 2 (it stood all fight, read as a condition still in force: a GM
+    tester)."""
+    table.create(names=("kael", "vesh"), dice="manual")
+    for command in ({"command": "begin_ambush", "ambushers": ["vesh"], "defenders": ["kael"], "difficulty": 10,
+                     "dice": [6]},
+                    {"command": "roll_initiative", "dice": [6, 1]}):
+        assert table.command(command).status_code == 201, command
+
+    def badges() -> list[str]:
+        text = fragment(table, table.gm)
+        return re.findall(r'<span class="badge warn">([^<]*)</span>', text)
+
+    assert badges() == ["partial surprise"]
+    while table.client.get("/fights/duel/state", headers=table.auth()).json()["round"] < 2:
+        turn = table.client.get("/fights/duel/state", headers=table.auth()).json()["turn"]
+        assert table.command({"command": "end_turn", "who": turn}).status_code == 201
+    assert badges() == []
+
+
 def test_a_decision_after_a_miss_says_no_damage_comes(table: Any) -> None:
     """C25: Kael's Shove Aside (on a miss: Vesh falls Prone) opens as his 1 + 1 misses Vesh's 6: every seat's box
     says no damage comes, the miss's consequences and the attack's settling do (it said "Then the damage, as the
@@ -2004,8 +2026,9 @@ def test_a_redo_card_says_its_reason_and_what_it_brings_back(table: Any) -> None
         top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
         assert '<span class="headline">Redo: it was right</span>' in top, top[:500]
         first = undone["event"]["from_seq"]
-        assert (f"<li>brings back #{first} Kael Arden is Prone (what the undo at #{undone['batch']} took back "
-                f"(#{first} to #{undone['event']['to_seq']}))</li>") in top, top
+        assert (f"<li>brings back what the undo at #{undone['batch']} took back (#{first} to "
+                f"#{undone['event']['to_seq']})</li>") in top, top
+        assert f"<li>back: #{first} Kael Arden is Prone</li>" in top, top  # in words, its own line
         assert f'id="seq-{undone["batch"]}"' in text  # the undo's card in the log, by that number
 
 
