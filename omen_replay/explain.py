@@ -88,6 +88,7 @@ from omen_core.hooks import amount_of, moment_said
 from omen_core.machine import action_of
 from omen_core.parts import HALF_ON_SUCCESS
 from omen_core.parts import Term as PartTerm
+from omen_core.rules.ambush import DIFFICULTY_RULES, TIER_WORDS, ambush_difficulty, tier_range
 from omen_core.rules.attack import is_thrown
 from omen_core.rules.mitigation import exact
 from omen_core.state import AttackFrame, CombatantState, FightState, Frame, effective_bonus
@@ -1146,12 +1147,9 @@ def _surprise_said(tier: str, total: int, difficulty: int) -> str:
     >>> _surprise_said("partial", 12, 15)
     'Partial Surprise against difficulty 15 (C18): 12 is in 11 to 15 (Alert above 15; Complete Surprise at 10 or less)'
     """
-    d = difficulty
-    bands = {"alert": ("Alert", f"above {d}"), "partial": ("Partial Surprise", f"in {d - 4} to {d}"),
-             "complete": ("Complete Surprise", f"at {d - 5} or less")}
-    name, where = bands.get(tier, (tier, "its tier"))
-    others = "; ".join(f"{n} {w}" for key, (n, w) in bands.items() if key != tier)
-    return f"{name} against difficulty {d} (C18): {total} is {where} ({others})"
+    others = "; ".join(f"{words} {tier_range(key, difficulty)}" for key, words in TIER_WORDS.items() if key != tier)
+    return (f"{TIER_WORDS.get(tier, tier)} against difficulty {difficulty} (C18): {total} is "
+            f"{tier_range(tier, difficulty)} ({others})")
 
 
 def _side_part(name: str, side: RollTotal, state: FightState, rule: str, rolls: dict[int, int]) -> Part:
@@ -1584,12 +1582,10 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
             recs = _rolls(known, [side])
         case AmbushDifficultySet(stealth=sides, time_waited=waited) if sides:
             parts += [_side_part(f"{side.roller}'s Stealth", side, state, "C17", rolls) for side in sides]
-            rows = {"under_a_minute": ("the lowest Stealth roll", min(s.total for s in sides), 2),
-                    "one_to_two_minutes": ("the average Stealth roll, rounded down",
-                                           sum(s.total for s in sides) // len(sides), 3),
-                    "three_minutes_or_more": ("the highest Stealth roll", max(s.total for s in sides), 4)}
-            if waited in rows:
-                label, base, plus = rows[waited]
+            if waited in DIFFICULTY_RULES:
+                label, plus, _words = DIFFICULTY_RULES[waited]
+                base = ambush_difficulty([s.total for s in sides], waited) - plus  # from the rolls: the roll the
+                # band takes (C17: lowest, average, highest), recomputed, so a recorded difficulty that differs shows
                 parts.append(Part(name="Ambush Difficulty", rule="C17", total=event.difficulty,
                                   terms=(Term(label, base, f"time waited: {waited.replace('_', ' ')}"),
                                          Term("time waited", plus, "C17's table"))))

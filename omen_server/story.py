@@ -22,6 +22,7 @@ from omen_core.content import condition_held
 from omen_core.events import DEFERRED_SOURCE, MITIGATION_TERMS, CritCheck, DefenseTotal, HitTotal
 from omen_core.hooks import moment_said
 from omen_core.parts import RollTotal
+from omen_core.rules.ambush import DIFFICULTY_RULES, TIER_WORDS, tier_range
 from omen_core.seats import PLAYER_COMMANDS
 
 from .views import TOLD_REASONS, UNNAMED_DECISION, UNNAMED_EFFECT, SeenEvent
@@ -391,13 +392,21 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return (f"contest: {n((e.get('initiator') or {}).get('roller'))} {_roll(e.get('initiator'))} against "
                     f"{n((e.get('defender') or {}).get('roller'))} {_roll(e.get('defender'))}: {n(e.get('winner'))} "
                     "wins"), f"{n(e.get('winner'))} wins"
-        case "surprise_determined":
-            return (f"{n(e['who'])}: Perception {_roll(e.get('perception'))} against {e.get('difficulty')}: "
-                    f"{str(e.get('tier', '')).replace('_', ' ')}"), ""
+        case "surprise_determined":  # the tier with its range at the difficulty (C18: a tie is Partial Surprise)
+            tier, difficulty = str(e.get("tier", "")), int(e.get("difficulty", 0))
+            return (f"{n(e['who'])}: Perception {_roll(e.get('perception'))} against {difficulty}: "
+                    f"{TIER_WORDS.get(tier, tier)} (C18: {tier_range(tier, difficulty)})"), ""
         case "ambush_started":
             return "Ambush!", ""
-        case "ambush_difficulty_set":
-            return f"Ambush Difficulty {e.get('difficulty')}", ""
+        case "ambush_difficulty_set":  # how it was reached (C17): the Stealth totals shown, the band's rule
+            rule = DIFFICULTY_RULES.get(str(e.get("time_waited")))
+            if rule is None:
+                return f"Ambush Difficulty {e.get('difficulty')}, set by the GM (C17)", ""
+            label, plus, words = rule
+            totals = ", ".join(f"{n(r.get('roller'))} {r.get('total')}" for r in e.get("stealth") or ()
+                               if isinstance(r, dict))
+            return (f"Ambush Difficulty {e.get('difficulty')}: {label} + {plus}, {words} waited (C17)"
+                    + (f"; Stealth: {totals}" if totals else "")), ""
         case "weapon_drawn":
             drawn = _gear(gear, e.get("who"), e["weapon"]) if e.get("weapon") else "a weapon"
             return f"{n(e['who'])} draws {drawn}", ""

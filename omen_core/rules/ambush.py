@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 __all__ = ["TimeWaited", "SurpriseTier", "TIME_WAITED", "ambush_difficulty", "surprise_tier", "band",
-           "PARTIAL_SURPRISE_INITIATIVE"]
+           "PARTIAL_SURPRISE_INITIATIVE", "TIER_WORDS", "tier_range", "DIFFICULTY_RULES"]
 
 TimeWaited = Literal["under_a_minute", "one_to_two_minutes", "three_minutes_or_more"]
 SurpriseTier = Literal["alert", "partial", "complete"]
@@ -58,3 +58,24 @@ def surprise_tier(roll: int, difficulty: int) -> SurpriseTier:
     if roll > difficulty:
         return "alert"
     return "partial" if roll >= difficulty - 4 else "complete"
+
+
+#: A surprise tier in the rules' words (C18).
+TIER_WORDS: dict[str, str] = {"alert": "Alert", "partial": "Partial Surprise", "complete": "Complete Surprise"}
+
+#: How each time-waited band sets the Ambush Difficulty (C17): from which Stealth roll, plus how much, in words.
+DIFFICULTY_RULES: dict[str, tuple[str, int, str]] = {
+    "under_a_minute": ("the lowest Stealth roll", 2, "under a minute"),
+    "one_to_two_minutes": ("the average Stealth roll, rounded down", 3, "1 to 2 minutes"),
+    "three_minutes_or_more": ("the highest Stealth roll", 4, "3 minutes or more"),
+}
+
+
+def tier_range(tier: str, difficulty: int) -> str:
+    """The Perception rolls that give ``tier`` at ``difficulty`` (C18), in words.
+
+    >>> tier_range("alert", 15), tier_range("partial", 15), tier_range("complete", 15)
+    ('above 15', 'in 11 to 15', 'at 10 or less')
+    """
+    return {"alert": f"above {difficulty}", "partial": f"in {difficulty - 4} to {difficulty}",
+            "complete": f"at {difficulty - 5} or less"}.get(tier, "")

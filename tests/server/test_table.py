@@ -588,10 +588,30 @@ def test_a_surprise_badge_stands_through_round_1_only(table: Any) -> None:
         return re.findall(r'<span class="badge warn">([^<]*)</span>', text)
 
     assert badges() == ["partial surprise"]
+    log = html.unescape(fragment(table, table.gm))
+    assert "Ambush Difficulty 10, set by the GM (C17)" in log
+    assert re.search(r"Kael Arden: Perception [^<]* against 10: Partial Surprise \(C18: in 6 to 10\)", log), log
     while table.client.get("/fights/duel/state", headers=table.auth()).json()["round"] < 2:
         turn = table.client.get("/fights/duel/state", headers=table.auth()).json()["turn"]
         assert table.command({"command": "end_turn", "who": turn}).status_code == 201
     assert badges() == []
+
+
+def test_an_ambush_card_says_how_its_difficulty_was_reached(table: Any) -> None:
+    """C17: Vesh and Skarn waited 1 to 2 minutes and rolled Stealth; the card says the rule and the totals it
+    took ("the average Stealth roll, rounded down + 3, 1 to 2 minutes waited (C17); Stealth: ...") and the
+    difficulty is that average + 3 (it said "Ambush Difficulty 8" alone: a GM tester)."""
+    table.create(names=("kael", "vesh", "skarn"), dice="manual")
+    made = table.command({"command": "begin_ambush", "ambushers": ["vesh", "skarn"], "defenders": ["kael"],
+                          "time_waited": "one_to_two_minutes", "dice": [3, 6, 5]})
+    assert made.status_code == 201, made.text
+    events = table.client.get("/fights/duel/events", headers=table.auth()).json()["events"]
+    (set_,) = [e["event"] for e in events if e["type"] == "ambush_difficulty_set"]
+    totals = [r["total"] for r in set_["stealth"]]
+    assert set_["difficulty"] == sum(totals) // 2 + 3
+    said = (f"Ambush Difficulty {set_['difficulty']}: the average Stealth roll, rounded down + 3, 1 to 2 minutes "
+            f"waited (C17); Stealth: Vesh the Cinder-Hand {totals[0]}, Skarn Gutterjaw {totals[1]}")
+    assert said in html.unescape(fragment(table, table.gm))
 
 
 def test_a_decision_after_a_miss_says_no_damage_comes(table: Any) -> None:
