@@ -879,7 +879,8 @@ def _ability_cost(ability: Ability) -> str:
     paid = [f"{n} {what}" for n, what in ((c.actions, "Action"), (c.movement, "Movement Action"),
                                            (c.bonus_actions, "Bonus Action"), (c.hp, "HP"), (c.will, "Will")) if n]
     use = trigger_words(ability.trigger) if ability.use == "trigger" and ability.trigger is not None \
-        else _USES[ability.use]
+        else "passive: it applies by itself" if ability.use == "passive" and when_words(ability.when) \
+        else _USES[ability.use]  # (a passive with conditions read "always on; only with: declared with rage")
     return use + (f"; costs {', '.join(paid)}" if paid else "")
 
 

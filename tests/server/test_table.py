@@ -614,6 +614,16 @@ def test_an_ambush_card_says_how_its_difficulty_was_reached(table: Any) -> None:
     assert said in html.unescape(fragment(table, table.gm))
 
 
+def test_a_passive_ability_with_conditions_is_not_said_always_on(table: Any) -> None:
+    """C37: Skarn's Brute Rage applies by itself to an attack declared with rage: the GM's list says "passive: it
+    applies by itself; only with: declared with rage" (it read "always on; only with: declared with rage", which
+    contradicts itself: a GM tester)."""
+    table.create(names=("kael", "skarn"))
+    text = html.unescape(fragment(table, table.gm))
+    assert "passive: it applies by itself; only with: declared with rage" in text
+    assert "always on; only with" not in text
+
+
 def test_a_decision_after_a_miss_says_no_damage_comes(table: Any) -> None:
     """C25: Kael's Shove Aside (on a miss: Vesh falls Prone) opens as his 1 + 1 misses Vesh's 6: every seat's box
     says no damage comes, the miss's consequences and the attack's settling do (it said "Then the damage, as the
