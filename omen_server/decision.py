@@ -250,7 +250,7 @@ def _active_defense(state: FightState, frame: Any, answers: list[Offer], sight: 
         claimed = frame.declaration.damage_modifiers  # the GM's too: checked before the hit lands (a tester)
         if claimed:
             found.facts.append("on a hit the damage adds " + " ".join(
-                f"{'+' if m.value >= 0 else '−'} {abs(m.value)} {m.source}" for m in claimed))
+                _signed(m.value, m.source) for m in claimed))
     crit = any(isinstance(c.odds, Odds) and c.odds.crit for o in answers if o.command == "answer_active_defense"
                for c in o.choices)
     if mine and crit:  # C7: decided before the window, from the FCS and RES portions
@@ -280,7 +280,7 @@ def _hit_said(state: FightState, frame: AttackFrame) -> str:
     total = hit_total(state, frame)
     sheet = bonus_source(state, frame.declaration.attacker, total.attribute).sheet
     terms = [t for t in total.terms(total.attribute_bonus - sheet) if t.source == "dice" or t.value]
-    said = " ".join(f"{'+' if t.value >= 0 else '−'} {abs(t.value)} {t.label}" for t in terms)
+    said = " ".join(_signed(t.value, t.label) for t in terms)
     return f"the hit total {total.total} = {said.removeprefix('+ ')}"
 
 

@@ -46,6 +46,7 @@ from omen_core.events import DecisionOpened, SaveCalled, SeedRevealed, StoredEve
 from omen_core.extensions import ATTACK_OPTION_FIELDS, routes, turn_actions
 from omen_core.hooks import HOOK_POINTS
 from omen_core.options import Choice, DiceRoll, Offer, Options, Waiting
+from omen_core.rules.ambush import TIER_WORDS
 from omen_core.seats import DICE_UNSAID
 from omen_core.state import AttackFrame, FightState, MomentFrame, redoable
 from omen_core.walk import StoreSource, Visitor, walk
@@ -756,7 +757,9 @@ def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], bu
         mine = sight.owns(who)
         items.append(StripItem(
             id=who, name=v.name, side=v.side, initiative=state.initiative.get(who), turn=v.turn and not ended,
-            surprise=_SURPRISE_SAID.get(str(tier)) if tier and state.round <= 1 and not ended else None,
+            # a surprise tier (C18) in words, until round 1 is over: its −5 is initiative's, a lost turn round 1's
+            # (the badge stood all fight, read as a condition still in force: a GM tester)
+            surprise=TIER_WORDS.get(str(tier), str(tier)).lower() if tier and state.round <= 1 and not ended else None,
             down=(v.hp is not None and v.hp <= 0) or v.hp_band == "down", left=v.left, hp=v.hp, max_hp=v.max_hp,
             band=v.hp_band, will=v.will, will_max=state.combatants[who].sheet.will if mine else None,
             bonus_actions=v.bonus_actions, bonus_max=state.ruleset.economy.bonus_actions,
@@ -862,11 +865,6 @@ def _foes_first(offer: Offer, state: FightState) -> Offer:
         return ally, down, other not in near
     return msgspec.structs.replace(offer, choices=tuple(sorted(offer.choices, key=rank)))
 
-
-#: A surprise tier as the strip's badge says it (C18), shown until round 1 is over: a Partial Surprise's −5 is
-#: initiative's and a Complete Surprise's lost turn round 1's (the badge stood all fight, read as a condition still
-#: in force: a GM tester).
-_SURPRISE_SAID = {"alert": "alert", "partial": "partial surprise", "complete": "complete surprise"}
 
 _USES = {"passive": "always on", "trigger": "when it triggers", "action": "an Action, on your turn",
          "bonus_action": "a Bonus Action, on your turn", "free": "free, on your turn"}
