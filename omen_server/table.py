@@ -306,6 +306,7 @@ class AnswerView:
     facts: ChoiceFacts
     shortcut: str
     said: str = ""  # what the answer does, beside its label (an ability's answer: its summary, C38)
+    free: tuple[FreeInput, ...] = ()  # the claims a reaction's strike takes (C26, C27; the GM's seat alone)
 
 
 @dataclass(frozen=True)
@@ -783,10 +784,16 @@ def _answer_views(answers: list[OfferView], offers: list[Offer], facts: Decision
                                   actor_name=view.actor_name, label=choice.label, args=choice.args, rolls=choice.rolls,
                                   faces=choice.faces,
                                   facts=facts.choices.get((offer.command, offer.actor, i), ChoiceFacts()),
-                                  shortcut="", said=choice.said))
+                                  shortcut="", said=choice.said, free=_folded(view.free)))
     quiet = {"Decline", "Let it pass", "Let it hit", "Take it on HP", "Keep the primary dice", "go"}
     out.sort(key=lambda a: a.label in quiet)
     return [AnswerView(**{**a.__dict__, "shortcut": str(n + 1) if n < 9 else ""}) for n, a in enumerate(out)]
+
+
+def _folded(free: tuple[FreeInput, ...]) -> tuple[FreeInput, ...]:
+    """A decision's answer's inputs, all folded under "Also:" (a reaction's strike: the high ground with Encircled,
+    C26, C27): the answer's big button and its numbers keep the box's first screen."""
+    return tuple(dataclasses.replace(f, more=f.more or "the high ground") for f in free)
 
 
 def _not_offered(state: FightState, waiting: Any, sight: Sight) -> list[str]:

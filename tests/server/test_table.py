@@ -1316,6 +1316,26 @@ def test_a_pass_staged_for_the_dice_of_the_action_it_lets_go_on_says_what_they_a
     assert _said(gms, '<p class="who"', "</p>").startswith("Skarn Gutterjaw answered: Let it pass, free.")
 
 
+def test_a_reactions_strike_takes_the_gms_claims_folded_and_no_players(table: Any) -> None:
+    """C26, C27 (they apply to any attack, a reaction's too): on the GM's page each of Kael's Interrupt strikes
+    takes the high ground and an Encircled claim, folded under "Also:" so the strike's button stays first; Alice's
+    page (Kael's player) has no such input: the claims are the GM's (GM_ARGUMENTS). The API took them; the page had
+    no input for them."""
+    alice = skarn_attacks_kael(table, dice="manual")
+    gms = fragment(table, table.gm)
+    for key, weapon in (("o-react-kael-a0", "longsword"), ("o-react-kael-a1", "unarmed")):
+        form = gms[gms.index(f'<form class="command answer" id="{key}"'):gms.index("</form>", gms.index(f'id="{key}"'))]
+        assert weapon in html.unescape(form).lower(), form
+        folded = form[form.index(f'<details class="more-inputs" id="{key}-more">'):form.index("</details>")]
+        assert "<summary>Also: the high ground, Encircled (C26)</summary>" in folded
+        assert f'id="{key}-situational" data-path="situational.high_ground" data-kind="checkbox"' in folded
+        assert f'id="{key}-encircled-attackers" data-path="situational.encircled.attackers"' in folded
+        assert form.index("</button>") < form.index("<details")  # the strike's button first
+    mine = fragment(table, alice)
+    assert 'data-command="react"' in mine and "data-path" not in mine[mine.index('id="decision"'):mine.index(
+        "</section>", mine.index('id="decision"'))]
+
+
 def test_a_player_is_asked_for_its_own_dice_before_another_seats_only(table: Any) -> None:
     """C24, C29: Kael's Interrupt against Skarn's attack rolls Kael's hit, then Skarn's base defense (the GM's), and
     then perhaps Kael's base defense (if Skarn's attack goes on): Alice's row asks for none of them up front

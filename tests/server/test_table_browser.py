@@ -1160,3 +1160,50 @@ def test_the_gm_claims_encircled_and_a_damage_modifier_on_the_attack_form(tmp_pa
         assert declared[0]["damage_modifiers"] == [{"source": "charge", "value": 2}]
     finally:
         server.stop()
+
+
+def test_the_gm_claims_the_high_ground_on_a_reactions_strike(tmp_path: Path) -> None:
+    """C24, C27 (the high ground applies to any attack, a reaction's too): Skarn attacks Kael beside him and the GM
+    answers Kael's Interrupt with the longsword, the high ground claimed under the strike's "Also:" and the dice
+    typed: the log's Interrupt declaration holds the claim (the page had no input for a reaction's claims)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    try:
+        gm_token = str(_created(server, "irqclaim", "manual", ("kael", "skarn"))["gm_token"])  # every die the GM's
+        for command in ({"command": "roll_initiative", "dice": [6, 1]},
+                        {"command": "engage", "who": "kael", "others": ["skarn"]},
+                        {"command": "end_turn", "who": "kael"},
+                        {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul"}):
+            status, answer = server.call("POST", "/fights/irqclaim/commands", {"command": command}, token=gm_token)
+            assert status == 201, answer
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.gm_page(browser, f"{origin}/table/irqclaim", gm_token, height=900)
+                strike = gm.locator("#decision form.answer[data-command=react]").first
+                more = strike.locator("details.more-inputs")
+                expect(more.locator("summary")).to_have_text("Also: the high ground, Encircled (C26)")
+                more.locator("summary").click()
+                strike.get_by_label("claim the high ground (C27)").check()
+                fill_faces(strike, "kael")
+                head = head_of(gm)
+                strike.locator("button[type=submit]").click()
+                expect(gm.locator("#decision form.answer[data-command=react]")).to_have_count(0)
+                while gm.locator("#give-dice").count():  # the dice the strike rolls next, typed as asked (C29)
+                    fill_faces(gm.locator("#give-dice"), "kael")
+                    gm.locator("#give-dice input.face").last.press("Enter")
+                    expect(gm.locator("#give-dice .form-error")).to_have_text("")
+                    gm.wait_for_function("h => document.querySelector('.table-panel').dataset.head !== h", arg=head)
+                    head = head_of(gm)
+                watch.clean_but(400)
+            finally:
+                browser.close()
+        declared = [e for e in _logged(server, "irqclaim", gm_token, "attack_declared") if e.get("reaction")]
+        assert len(declared) == 1, declared
+        assert declared[0]["reaction"] == "interrupt" and declared[0]["situational"] == {"high_ground": True}
+    finally:
+        server.stop()
