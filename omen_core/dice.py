@@ -138,10 +138,21 @@ class FacesNeeded(DiceError, BadInput):
     """A command needs the faces of dice it was not given: ``needed`` are the rolls it makes, in C29 order, up
     to the first that found no face (faces given: ``given``). Give them in the command's ``dice``."""
 
-    def __init__(self, needed: Sequence[RollRequest], given: int, then: Sequence[RollRequest] = ()):
-        self.needed, self.given, self.then = list(needed), given, list(then)
+    def __init__(self, needed: Sequence[RollRequest], given: int, then: Sequence[RollRequest] = (),
+                 whole: bool = False):
+        self.needed, self.given, self.then, self.whole = list(needed), given, list(then), whole
         count = sum(len(r.pool) for r in self.needed)
         more = f"; then, depending on the dice: {describe_dice(self.then)}" if self.then else ""
+        if whole:  # faces then the seed: the faces stopped inside a roll, which is typed whole or rolled whole
+            last = self.needed[-1]
+            short = count - given
+            super().__init__(
+                f"the {_faces(given)} given {'stops' if given == 1 else 'stop'} inside a roll of "
+                f"{_dice(len(last.pool))} ({describe_dice([last])}): a roll is typed whole or rolled whole from the "
+                f"seed (C29); give "
+                f"{short} more, or leave out its {len(last.pool) - short} (the seed then rolls it); the faces in "
+                f"this order: {describe_dice(self.needed)}")
+            return
         # too few faces: the faces given decide which rolls follow, so the count is of the rolls they lead to (up
         # to the first they do not reach, and those rolled whatever the faces); faces for those may lead to more
         rolls = (f"this command rolls {_dice(count)} and 0 faces were given" if not given else
@@ -367,6 +378,9 @@ class CommandFaces:
     def __init__(self, faces: Sequence[int], kind: DiceSourceKind = "manual"):
         self._faces, self._pos, self.kind = list(faces), 0, kind
         self.requests: list[RollRequest] = []
+        #: the dice after these faces roll from a source (:class:`FacesThenSource`): faces that stop inside a roll
+        #: are said as such (a roll is typed whole or rolled whole), not as too few
+        self.whole = False
 
     @property
     def surplus(self) -> int:
@@ -376,12 +390,12 @@ class CommandFaces:
     def faces(self, request: RollRequest) -> list[int]:
         """The next ``len(pool)`` faces."""
         n = len(request.pool)
-        if self.surplus < n:
-            raise FacesNeeded([*self.requests, request], len(self._faces))
         taken = self._faces[self._pos:self._pos + n]
-        for i, ((_tag, sides), face) in enumerate(zip(request.pool, taken, strict=True)):
-            if type(face) is not int or not 1 <= face <= sides:  # said at its place in the command's dice
-                raise InvalidDieFace(face, sides, request.describe(), self._pos + i)
+        for i, ((_tag, sides), face) in enumerate(zip(request.pool, taken, strict=False)):
+            if type(face) is not int or not 1 <= face <= sides:  # said at its place in the command's dice, before
+                raise InvalidDieFace(face, sides, request.describe(), self._pos + i)  # any count (a tester's 99)
+        if len(taken) < n:
+            raise FacesNeeded([*self.requests, request], len(self._faces), whole=self.whole and bool(taken))
         self.requests.append(request)
         self._pos += n
         return taken
@@ -409,6 +423,7 @@ class FacesThenSource:
 
     def __init__(self, faces: CommandFaces, then: DiceSource, typed: Callable[[RollRequest], bool] | None = None):
         self.given, self.then, self.typed = faces, then, typed
+        faces.whole = typed is None
         #: the kind of the roll last rolled, and whether it came with the command (no change of the fight's dice
         #: source to record)
         self.kind: DiceSourceKind = faces.kind

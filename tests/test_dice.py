@@ -250,8 +250,20 @@ class TestFacesThenSource:
     def test_a_roll_the_faces_left_cannot_cover_is_faces_needed(self) -> None:
         """One face left for a two-die roll: FacesNeeded (a roll is typed whole or left to the source)."""
         source = FacesThenSource(CommandFaces([6]), SeededDice(bytes(16)))
-        with pytest.raises(FacesNeeded):
+        with pytest.raises(FacesNeeded) as short:
             roll(source, RollRequest("f", 1, "hit", "kael", (("primary", 6), ("fcs", 6))))
+        assert str(short.value) == (  # said as a roll typed in part, not as too few (it asked for every die after)
+            "the 1 face given stops inside a roll of 2 dice (kael's hit: primary d6, fcs d6): a roll is typed whole or "
+            "rolled whole from the seed (C29); give 1 more, or leave out its 1 (the seed then rolls it); the faces "
+            "in this order: kael's hit: primary d6, fcs d6")
+
+    def test_an_impossible_face_is_said_before_a_count_that_falls_short(self) -> None:
+        """C29: a 99 for the d6 of a two-die roll, alone, is refused at $.dice[0] as a face no d6 shows, not as too
+        few faces (a client mended its count first, then met the real mistake: a tester); in a manual fight and
+        before the seed alike."""
+        for source in (CommandFaces([99]), FacesThenSource(CommandFaces([99]), SeededDice(bytes(16)))):
+            with pytest.raises(InvalidDieFace, match=r"die face 99 is not possible on a d6 \(at \$\.dice\[0\]"):
+                roll(source, RollRequest("f", 1, "hit", "kael", (("primary", 6), ("fcs", 6))))
 
 
 def test_a_dice_source_given_the_wrong_kind_of_value_is_an_omen_error() -> None:

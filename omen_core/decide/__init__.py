@@ -639,6 +639,8 @@ def _decided_command(state: FightState, command: Command, dice: DiceSource, hist
             try:
                 draft = _decided(state, command, faces, history, by)
             except FacesNeeded as short:  # too few: name every die still to roll, not only up to the first missing
+                if short.whole:  # faces then the seed: they stopped inside a roll (said as such, the rest the seed's)
+                    raise
                 raise _still_to_roll(short.needed, len(command.dice),
                                      *dice_needed(state, command, history, command.dice)) from None
             if faces.surplus:

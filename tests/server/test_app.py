@@ -437,6 +437,26 @@ class TestCommands:
         audit = table.client.get("/fights/duel/verify", headers=table.auth()).json()
         assert audit["clean"] and audit["problems"] == 0, audit
 
+    def test_the_gms_faces_stopping_inside_a_roll_are_said_so_in_a_seeded_fight(self, table: Any) -> None:
+        """C29: a roll is typed whole or rolled whole from the seed: the GM's one face for Kael's two-die hit is
+        422 faces-needed saying the face stops inside that roll, to give one more or leave it out (it said "rolls
+        at least 3 dice", Vesh's defense die too, which the seed rolls: a tool author's client gave 3); nothing
+        written."""
+        from tests.sheets import sheet as plain
+
+        table.create(dice="seeded", names=(), combatants=[msgspec.to_builtins(plain("kael", AGI=(20, 0))),
+                                                          msgspec.to_builtins(plain("vesh", side="raiders"))])
+        assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+        before = lines(table.store, "duel")
+        answer = table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True,
+                                "dice": [6]})
+        assert answer.status_code == 422 and answer.json()["type"] == "/problems/faces-needed", answer.text
+        assert answer.json()["detail"] == (
+            "the 1 face given stops inside a roll of 2 dice (kael's hit: primary d6, fcs d6): a roll is typed whole or "
+            "rolled whole from the seed (C29); give 1 more, or leave out its 1 (the seed then rolls it); the faces "
+            "in this order: kael's hit: primary d6, fcs d6")
+        assert answer.json()["field"] == "$.command.dice" and lines(table.store, "duel") == before
+
     def test_a_players_action_after_the_end_is_refused_as_the_fight_has_ended(self, table: Any) -> None:
         """C33: after end_fight Alice's attack is refused as the GM's is, 422 saying the fight has ended, with
         nothing written (it was 403 "the GM's before the rounds", a rule for the set-up; found by a tester); to Alice
