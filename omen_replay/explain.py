@@ -35,6 +35,7 @@ from omen_core.events import (
     ActiveDefenseWindowOpened,
     ActiveDefenseWindowSkipped,
     AmbushDifficultySet,
+    AmbushStarted,
     AttackDeclared,
     BonusActionsRefilled,
     CatchAnswered,
@@ -339,6 +340,7 @@ class Derivations:
         self.previous: StoredEvent | None = None
         self.batch = BatchCommand()  # what the batch's command says: a stand_up's movement, a turn ended by itself
         self.told: Callable[[str], bool] = _everyone  # whose decision points not offered are said (a seat's own)
+        self.ambush: AmbushStarted | None = None  # the ambush begun last: the minutes waited, if given (C30)
 
     def begin(self, walk: Walk) -> None:
         """The seqs undone and the seed revealed, as the walk knows them before its first event."""
@@ -355,6 +357,8 @@ class Derivations:
         if before is not None and (isinstance(rec.event, _INITIATIVE) or (
                 isinstance(rec.event, DiceRolled) and rec.event.purpose in ("initiative", "roll_off"))):
             self.initiative.append((rec, before))
+        if isinstance(rec.event, AmbushStarted):
+            self.ambush = rec.event
         if isinstance(rec.event, FightStarted):
             self.seed.started, self.seed.commitment = True, rec.event.seed_commitment
         elif isinstance(rec.event, SeedCommitted):
@@ -743,26 +747,29 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     hit = next(((rec, state) for rec, state in events if isinstance(rec.event, HitDetermined)), None)
     hd = hit[0].event if hit is not None else None
     answered, rerolled = _answered(events), _rerolled(events)
+    # the verdicts in the order of the events they tell (the hit's where it was determined: it read before the
+    # windows and the defense that led to it, a crit "cancelled by the Active Defense" before any was told)
+    at: dict[int, list[str]] = {}
     if hit is not None:
         assert isinstance(hd, HitDetermined)
         parts += _hit_parts(hit[1], decl, hd, answered, rerolled)
         tie = " (a tie: the defender wins ties)" if hd.attack.total == hd.defense.total else ""
-        verdicts.append(f"{'HIT' if hd.hit else 'MISS'}: {hd.attack.total} {'>' if hd.hit else 'is not >'} "
-                        f"{hd.defense.total}{tie} (§Hit Determination)")
         c = hd.crit_check
         crit = crit_outcome(hd)
         why = ("an Active Defense that turns a hit into a miss cancels the crit" if crit.startswith("crit cancelled")
                else "a crit matters only if the attack hits" if c.exceeds and not hd.hit
                else "strictly more; ties are no crit")
-        verdicts.append(f"crit: FCS portion {c.fcs_portion} vs RES portion {c.res_portion}: {crit} (C7: {why})")
+        at[hit[0].seq] = [f"{'HIT' if hd.hit else 'MISS'}: {hd.attack.total} {'>' if hd.hit else 'is not >'} "
+                          f"{hd.defense.total}{tie} (§Hit Determination)",
+                          f"crit: FCS portion {c.fcs_portion} vs RES portion {c.res_portion}: {crit} (C7: {why})"]
     for rec, state in events:
         if isinstance(rec.event, ActiveDefenseChosen):
             chosen = rec.event
             allowed = override_allowing(state, decl, chosen.defense, chosen.weapon)
             if allowed is not None:
-                verdicts.append(f"{chosen.defender}'s {chosen.defense} against a {decl.kind.replace('_', ' ')} "
-                                f"attack, which §Which Defenses Apply refuses, is allowed by {allowed} (an "
-                                "eligibility override, C37)")
+                at.setdefault(rec.seq, []).append(
+                    f"{chosen.defender}'s {chosen.defense} against a {decl.kind.replace('_', ' ')} attack, which "
+                    f"§Which Defenses Apply refuses, is allowed by {allowed} (an eligibility override, C37)")
     # on a hit, one damage is the weapon's (C12): the one its source names, whenever it comes (an ability may deal
     # its own before it, at the moment the hit is determined, C38); every other is a consequence's (C25)
     weapon_damage = isinstance(hd, HitDetermined) and hd.hit
@@ -775,6 +782,7 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
     passed = _not_offered(events, known.told)
     for rec, state in events:
         verdicts += passed.get(rec.seq, [])
+        verdicts += at.get(rec.seq, [])
         if no_catch is not None and rec.seq == no_catch[0]:
             verdicts.append(no_catch[1])
         if (healed := healing.see(rec, state)) is not None:
@@ -1583,12 +1591,14 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
         case AmbushDifficultySet(stealth=sides, time_waited=waited) if sides:
             parts += [_side_part(f"{side.roller}'s Stealth", side, state, "C17", rolls) for side in sides]
             if waited in DIFFICULTY_RULES:
-                label, plus, _words = DIFFICULTY_RULES[waited]
-                base = ambush_difficulty([s.total for s in sides], waited) - plus  # from the rolls: the roll the
-                # band takes (C17: lowest, average, highest), recomputed, so a recorded difficulty that differs shows
+                label, plus, words = DIFFICULTY_RULES[waited]
+                totals = [s.total for s in sides]
+                base = ambush_difficulty(totals, waited) - plus  # from the rolls: the roll the band takes (C17:
+                # lowest, average, highest), recomputed, so a recorded difficulty that differs shows
+                minutes = known.ambush.minutes if known.ambush is not None else None
                 parts.append(Part(name="Ambush Difficulty", rule="C17", total=event.difficulty,
-                                  terms=(Term(label, base, f"time waited: {waited.replace('_', ' ')}"),
-                                         Term("time waited", plus, "C17's table"))))
+                                  terms=(Term(label, base, _stealth_taken(waited, totals)),
+                                         Term(f"time waited: {words}", plus, _band_said(words, minutes)))))
             verdicts.append(f"Ambush Difficulty {event.difficulty} (C17)")
             recs = _rolls(known, list(sides))
         case AmbushDifficultySet():
@@ -1596,8 +1606,9 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
         case InitiativeRolled(check=side):
             parts.append(_side_part(f"{side.roller}'s initiative", side, state, "C19", rolls))
             recs = _rolls(known, [side])
-        case InitiativeRollOff(rolls=sides):
+        case InitiativeRollOff(group=group, rolls=sides):
             parts += [_side_part(f"{side.roller}'s roll-off", side, state, "C19, C32", rolls) for side in sides]
+            verdicts.append(_roll_off_said(group, sides))
             recs = _rolls(known, list(sides))
         case InitiativeTied() | InitiativeAgreed() | InitiativeOrderSet():
             recs, parts, verdicts = _initiative_order(known, rec, state)
@@ -1783,11 +1794,7 @@ def _initiative_order(known: Derivations, rec: StoredEvent, state: FightState
                     else "they roll off, an AGI check each, until the tie breaks (C19, C32)"))
             case InitiativeRollOff(group=group, rolls=sides):
                 parts += [_side_part(f"{side.roller}'s roll-off", side, s, "C19, C32", rolls) for side in sides]
-                said = ", ".join(f"{side.roller} {side.total}" for side in sides)
-                top = max(side.total for side in sides)
-                first = [side.roller for side in sides if side.total == top]
-                verdicts.append(f"roll-off between {_listed(group)}: {said}: " + (
-                    f"{first[0]} first (C19, C32)" if len(first) == 1 else f"{_listed(first)} tie again (C32)"))
+                verdicts.append(_roll_off_said(group, sides))
             case InitiativeAgreed(order=order):
                 verdicts.append(f"the allies agree the order {', '.join(order)} (C19: allies may agree instead of "
                                 "rolling off)")
@@ -1801,6 +1808,46 @@ def _initiative_order(known: Derivations, rec: StoredEvent, state: FightState
         said = ", ".join(" = ".join(g) for g in groups)
         verdicts.append(f"initiative order so far: {said} (C19: the highest total first; '=': still tied)")
     return [r for r, _ in live if isinstance(r.event, DiceRolled)], parts, verdicts
+
+
+def _roll_off_said(group: Sequence[str], sides: Sequence[RollTotal]) -> str:
+    """A roll-off's outcome (C19, C32): who goes first, or who ties again and rolls again; said where the roll-off
+    is explained, and again where the order it leads to is."""
+    said = ", ".join(f"{side.roller} {side.total}" for side in sides)
+    top = max(side.total for side in sides)
+    first = [side.roller for side in sides if side.total == top]
+    return f"roll-off between {_listed(group)}: {said}: " + (
+        f"{first[0]} first (C19, C32)" if len(first) == 1 else f"{_listed(first)} tie again and roll again (C32)")
+
+
+def _stealth_taken(waited: str, totals: Sequence[int]) -> str:
+    """How C17's band takes the ambushers' Stealth totals, worked: ``(9 + 4) / 2 = 6.5, rounded down``.
+
+    >>> _stealth_taken("one_to_two_minutes", [9, 4]), _stealth_taken("under_a_minute", [9, 4])
+    ('(9 + 4) / 2 = 6.5, rounded down: 6', 'the lowest of 9, 4')
+    """
+    listed = ", ".join(map(str, totals))
+    if waited == "under_a_minute":
+        return f"the lowest of {listed}"
+    if waited == "three_minutes_or_more":
+        return f"the highest of {listed}"
+    if len(totals) == 1:
+        return f"{totals[0]}, the one roll"
+    mean = sum(totals) / len(totals)
+    return (f"({' + '.join(map(str, totals))}) / {len(totals)} = {mean:g}"
+            + (f", rounded down: {sum(totals) // len(totals)}" if mean != int(mean) else ""))
+
+
+def _band_said(words: str, minutes: float | None) -> str:
+    """The time-waited band as C17's table gives it, and the minutes that put it there (C30), where given.
+
+    >>> _band_said("1 to 2 minutes", 2.5)
+    "2.5 minutes: 1 to 2 minutes (C30: from 1 up to, not including, 3); C17's table"
+    """
+    bounds = {"under a minute": "under 1", "1 to 2 minutes": "from 1 up to, not including, 3",
+              "3 minutes or more": "3 or more"}
+    return (f"{minutes:g} minutes: {words} (C30: {bounds[words]}); C17's table" if minutes is not None
+            else "C17's table")
 
 
 def _listed(names: Sequence[str]) -> str:

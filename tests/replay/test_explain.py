@@ -18,6 +18,7 @@ from omen_core.events import (
     BonusActionsRefilled,
     DamageResolved,
     InitiativeOrderSet,
+    InitiativeRollOff,
     MovementDeclared,
     StoredEvent,
     SurpriseDetermined,
@@ -367,6 +368,21 @@ class TestConsequencesAndAmbush:
         assert [t.value for t in table.terms] == [(7 + 5) // 2, 3] and table.total == 9
         for part in found.parts:
             assert sum(t.value for t in part.terms) == part.total, part.name
+
+    def test_ambush_difficulty_works_the_average_and_names_the_minutes_band(self) -> None:
+        """C17, C30: Stealth totals 7 and 4 (6 + 1, 3 + 1) over 2.5 minutes waited: the average (7 + 4) / 2 = 5.5,
+        rounded down to 5, + 3 for 2.5 minutes, which C30 puts in the 1-2 minutes band (from 1 up to, not including,
+        3): 8. The two steps a player would dispute are said, not only their results (a rules tester)."""
+        fight = new_fight(sheet("vesh", side="raiders", AGI=(6, 1)), sheet("wren", side="raiders", AGI=(6, 1)),
+                          sheet("kael"), faces=[6, 3, 6])
+        fight.ambush(["vesh", "wren"], ["kael"], time_waited=2.5)
+        seq = next(r.seq for r in fight.events if r.event.__class__.__name__ == "AmbushDifficultySet")
+        table = next(p for p in explain(fight.events, seq).parts if p.name == "Ambush Difficulty")
+        assert [(t.label, t.value, t.source) for t in table.terms] == [
+            ("the average Stealth roll, rounded down", 5, "(7 + 4) / 2 = 5.5, rounded down: 5"),
+            ("time waited: 1 to 2 minutes", 3,
+             "2.5 minutes: 1 to 2 minutes (C30: from 1 up to, not including, 3); C17's table")]
+        assert table.total == 8
 
 
 class TestTheDemoAfterTheUndo:
@@ -771,11 +787,11 @@ def test_an_abilitys_attack_is_explained_at_every_seq_of_the_attack_it_answers()
     told = explain(fight.events, riposte)
     assert told.title.endswith(f", an ability's attack answering the action at seq {first} (C38)")
     assert told.verdicts == (
-        "HIT: 6 > 2 (§Hit Determination)",
-        "crit: FCS portion 1 vs RES portion 2: no crit (C7: strictly more; ties are no crit)",
         f"ana answers the action declared at seq {first} with an ability's attack on orc (C38; explain that action "
         "there)",
         "an Active Defense window for orc (C8): may dodge or decline", "orc declines the Active Defense (C8)",
+        "HIT: 6 > 2 (§Hit Determination)",
+        "crit: FCS portion 1 vs RES portion 2: no crit (C7: strictly more; ties are no crit)",
         "5 crushing damage to orc's HP", "orc: HP 20 -> 15"), told.verdicts
 
 
@@ -946,11 +962,11 @@ class TestWhatTheAttackAnswered:
         fight.defend("bo", "dodge")
         fight.catch("bo")
         told = explain(fight.events, declared(fight))
-        assert told.verdicts == (
-            "HIT: 8 > 6 (§Hit Determination)",
-            "crit: FCS portion 3 vs RES portion 2: CRITICAL (C7: strictly more; ties are no crit)",
+        assert told.verdicts == (  # in the order of the events (the hit after the defense that led to it)
             "an Active Defense window for bo (C8): may dodge or decline",
             "bo pays 1 Bonus Action for the Active Defense (dodge) (C8, C22)",
+            "HIT: 8 > 6 (§Hit Determination)",
+            "crit: FCS portion 3 vs RES portion 2: CRITICAL (C7: strictly more; ties are no crit)",
             "a Catch window for bo: the thrown Hatchet about to hit may be caught (C22)",
             "bo catches the Hatchet: no damage and no on-hit effects (C22)",
             "bo pays 1 Bonus Action for the Catch (C22)")
@@ -978,7 +994,8 @@ class TestWhatTheAttackAnswered:
         assert told.verdicts[4] == (f"no Catch window for bo (derived from the state before seq {damage}; the log "
                                     "records no skipped window): bo has no Bonus Action left, and a Catch costs 1 "
                                     "Bonus Action (C22)")
-        assert told.verdicts[2] == "an Active Defense window for bo (C8): may dodge or decline"
+        assert told.verdicts[0] == "an Active Defense window for bo (C8): may dodge or decline"
+        assert told.verdicts[2] == "HIT: 8 > 6 (§Hit Determination)"
         assert told.verdicts[5] == "9 slashing damage to bo's HP"  # 4 + 2 + 2 crit + 2 WD = 10, - 1 armor
 
     def test_a_weapon_marked_thrown_in_a_melee_attack_opens_no_catch_to_explain(self) -> None:
@@ -987,7 +1004,7 @@ class TestWhatTheAttackAnswered:
         say why no Catch window opened (there was nothing in flight to catch)."""
         fight = _hatchet_on_bo_at_his_last_bonus_action(frozenset({"thrown"}))
         told = explain(fight.events, [r for r in fight.events if isinstance(r.event, AttackDeclared)][-1].seq)
-        assert told.verdicts[0] == "HIT: 8 > 6 (§Hit Determination)" and told.verdicts[4:] == (
+        assert told.verdicts[2] == "HIT: 8 > 6 (§Hit Determination)" and told.verdicts[4:] == (
             "9 slashing damage to bo's HP", "bo: HP 20 -> 11")  # nothing about a Catch between the hit and damage
 
     def test_a_skipped_active_defense_says_its_recorded_reason(self) -> None:
@@ -1078,6 +1095,17 @@ class TestInitiativeOrder:
             "ash and bo still tie: they roll off, an AGI check each, until the tie breaks (C19, C32)",
             "roll-off between ash and bo: ash 4, bo 3: ash first (C19, C32)",
             "initiative order: ash, bo (C19: the highest total first)")
+
+    def test_a_roll_off_explained_itself_says_who_goes_first_or_that_they_roll_again(self) -> None:
+        """C19, C32: Ash and Bo (AGI +1 each) roll 5 each, roll off 3 + 1 against 3 + 1 (a tie again), then 4 + 1
+        against 2 + 1: each roll-off, explained at its own seq, says its outcome (it listed the two totals alone: a
+        rules tester had to find the order's seq to learn that they rolled again)."""
+        fight = _ash_and_bo([4, 4, 3, 3, 4, 2], bo_agi=(6, 1))
+        fight.roll_initiative()
+        offs = [r.seq for r in fight.events if isinstance(r.event, InitiativeRollOff)]
+        assert [explain(fight.events, seq).verdicts for seq in offs] == [
+            ("roll-off between ash and bo: ash 4, bo 4: ash and bo tie again and roll again (C32)",),
+            ("roll-off between ash and bo: ash 5, bo 3: ash first (C19, C32)",)]
 
     def test_tied_allies_agree_an_order(self) -> None:
         """C19: allies Ash and Cy (AGI +0) both roll 3 and Bo 1: the AGI bonus leaves them tied, they agree Cy first;
