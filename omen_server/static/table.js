@@ -23,6 +23,7 @@
     box.textContent = text;
     box.className = bad === "note" ? "note" : bad ? "problem" : "ok";
     delete box.dataset.until;
+    delete box.dataset.failed;
   }
 
   // A refusal is shown next to the control that caused it (the form's own error line), and kept across a swap.
@@ -263,6 +264,7 @@
     let lastKeyAt = 0;
     let last = 0;
     let fetching = null;
+    let refused = 0; // the status of the table's last refusal (0: none, or the server was not reached)
     let shown = "";
     let tag = "";
     let again = false;
@@ -370,11 +372,17 @@
           const answer = await fetch(`/fights/${encodeURIComponent(fight)}/table`, {
             headers: tag ? { ...auth, "X-Table-Tag": tag } : auth, cache: "no-store",
           });
-          if (answer.status === 204) continue; // nothing changed since the last look
           if (!answer.ok) {
+            refused = answer.status;
             say(await problemText(answer));
+            const box = $("#message");
+            if (box) box.dataset.failed = "table"; // said until the table is read again (a tester's banner stayed)
             break;
           }
+          refused = 0;
+          const failed = $("#message");
+          if (failed && failed.dataset.failed === "table") say("", false); // read again: the failure is past
+          if (answer.status === 204) continue; // nothing changed since the last look
           tag = answer.headers.get("X-Table-Tag") || "";
           const html = await answer.text();
           if (html === shown) continue; // nothing new: leave the page (and the reader's place) alone
@@ -1005,6 +1013,7 @@
         // the server failed to follow the fight (a bug, logged under the reference it gives): it stays connected
         // and tries again when the fight changes
         try { say(JSON.parse(data).detail); } catch (_) { say("the server failed while following this fight"); }
+        $("#message").dataset.failed = "table"; // said until the table is read again
       }
     }
 
@@ -1048,7 +1057,22 @@
       say("This link holds no seat token (#token=...): open the link the GM gave you.");
       return;
     }
-    refresh().then(() => {
+    (async () => {
+      // the first look at the table, again while the server fails or cannot be reached (a 5xx, a network error:
+      // a GM page opened in a failure stayed "not connected" after the server recovered: a tester), waiting
+      // longer each time, up to 10 s
+      for (let wait = 1000; ; wait = Math.min(2 * wait, 10000)) {
+        try {
+          await refresh();
+        } catch (_) {
+          refused = 0;
+          say("The server cannot be reached: trying again.");
+          $("#message").dataset.failed = "table";
+        }
+        if (head >= 0 || (refused >= 400 && refused < 500)) break;
+        live(false);
+        await sleep(wait);
+      }
       if (head < 0) {
         // the table refused this link (a revoked or reissued seat, a fight that is gone): its reason, said by
         // refresh, stands; following the fight would only be refused again, in worse words (found by a tester)
@@ -1062,7 +1086,7 @@
       // The table settings (publishing the log, revealing a combatant, the HP display) change what a seat sees
       // without moving the head, so the stream says nothing of them: look again every few seconds.
       setInterval(() => { if (!document.hidden && !document.body.dataset.busy) refresh().catch(() => {}); }, SETTINGS_POLL);
-    });
+    })();
   }
 
   document.addEventListener("DOMContentLoaded", () => {

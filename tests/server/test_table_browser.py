@@ -1207,3 +1207,57 @@ def test_the_gm_claims_the_high_ground_on_a_reactions_strike(tmp_path: Path) -> 
         assert declared[0]["reaction"] == "interrupt" and declared[0]["situational"] == {"high_ground": True}
     finally:
         server.stop()
+
+
+def test_a_page_opened_while_the_server_fails_recovers_and_a_past_failure_is_not_said_on(tmp_path: Path) -> None:
+    """docs/server.md ("a page catches up without reloading"): a GM page opened while the table answers 500 (the
+    first two looks fail, as a server bug would) keeps trying and goes live once the table answers, the failure's
+    words gone (it stayed "not connected" until reloaded: a tester); once live, one failed look says so, and the
+    next look that succeeds (the head moving) takes those words away (the banner stood for ten heads: a tester)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    failing = {"left": 2}
+    problem = json.dumps({"type": "/problems/internal-error", "title": "Internal error", "status": 500,
+                          "detail": "the server failed while answering this request; its log says why, under "
+                                    "reference 0123456789ab"})
+
+    def table_route(route: Any) -> None:
+        if failing["left"] > 0:
+            failing["left"] -= 1
+            route.fulfill(status=500, content_type="application/problem+json", body=problem)
+        else:
+            route.continue_()
+
+    try:
+        made = _created(server, "flaky", "seeded", ("kael", "vesh"))
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                context = browser.new_context(viewport={"width": 1280, "height": 800})
+                context.route("**/fights/flaky/table", table_route)
+                gm = watch.page(context)
+                gm.set_default_timeout(10_000)
+                gm.goto(f"{origin}/table/flaky#token={made['gm_token']}")
+                expect(gm.locator("#live")).to_have_text("live")
+                assert failing["left"] == 0
+                expect(gm.locator("#message")).to_have_text("")
+                expect(gm.locator("form[data-command=roll_initiative]")).to_have_count(1)
+                failing["left"] = 1  # the next look fails: said
+                status, answer = server.call("POST", "/fights/flaky/commands",
+                                             {"command": {"command": "roll_initiative"}}, token=made["gm_token"])
+                assert status == 201, answer
+                expect(gm.locator("#message")).to_contain_text("under reference 0123456789ab")
+                status, answer = server.call("POST", "/fights/flaky/commands", {"command": {
+                    "command": "end_turn", "who": answer["options"]["turn"]}}, token=made["gm_token"])
+                assert status == 201, answer
+                expect(gm.locator(".table-panel")).to_have_attribute("data-head", str(answer["head"]["seq"]))
+                expect(gm.locator("#message")).to_have_text("")  # read again: the failure is past
+                watch.clean_but(500)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
