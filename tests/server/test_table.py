@@ -2341,3 +2341,26 @@ def test_an_interrupt_staged_for_its_reactors_own_base_defense_says_what_the_die
     assert given.status_code == 202 and given.json()["awaiting"] == "the GM", given.text
     said = _said(html.unescape(fragment(table, table.gm)), '<h2 id="roll-h"', "</h2>")
     assert said == "Roll your dice: Skarn Gutterjaw's base defense", said
+
+
+def test_a_players_turn_held_by_a_step_it_is_not_shown_says_the_table_waits_for_the_gm(table: Any) -> None:
+    """C24 and docs/server.md's known limit (the fight waits on something a seat is not shown): Kael (Alice's)
+    attacks Vesh with Vesh and hidden Skarn beside him, both past their turns; the GM lets Vesh's Interrupt pass,
+    and hidden Skarn's stands: Alice's options offer nothing and wait on nothing she sees, and her page says her
+    turn waits for the GM (it said "Your turn" over nothing: a GM tester), naming no one she does not see."""
+    table.create(names=("kael", "vesh", "skarn"), dice="manual", hidden=["skarn"])
+    alice = _seat(table, "Alice", "kael")
+    for command, token in (({"command": "roll_initiative", "dice": [1, 8, 6]}, None),
+                           ({"command": "engage", "who": "kael", "others": ["vesh", "skarn"]}, None),
+                           ({"command": "end_turn", "who": "vesh"}, None), ({"command": "end_turn", "who": "skarn"}, None),
+                           ({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"},
+                            alice),
+                           ({"command": "pass_reaction", "who": "vesh"}, None)):
+        assert table.command(command, token=token).status_code == 201, command
+    options = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]
+    assert (options["turn"], options["waiting"], options["offers"]) == ("kael", None, [])
+    mine = fragment(table, alice)
+    assert _said(mine, '<section class="turn-commands" id="turn-commands"') == (
+        "Your turn: Kael Arden Nothing for you to give yet: the table waits for the GM.")
+    assert "skarn" not in mine.lower() and "gutterjaw" not in mine.lower()
+    assert 'id="turn-waits"' not in fragment(table, table.gm)
