@@ -243,6 +243,7 @@ class OfferView:
     choices: tuple[ChoiceView, ...]
     free: tuple[FreeInput, ...]
     named: str = ""  # what it is by name where its title says too little: the abilities a use_ability offers
+    button: str = ""  # its button's words where its title says too little ("Use Cinder Lash"), "" for the title's
 
 
 @dataclass(frozen=True)
@@ -619,7 +620,8 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                      command=offer.command,
                      actor=offer.actor, actor_name=names.get(offer.actor or "", "the GM"), rule=offer.rule,
                      cost=COSTS.get(offer.cost, offer.cost), note=_note_named(offer.note, names), choices=choices,
-                     free=free, named=_ability_names(offer, abilities or {}))
+                     free=free, named=_ability_names(offer, abilities or {}),
+                     button=_ability_button(offer, choices, abilities or {}))
 
 
 def _note_named(note: str, names: Mapping[str, str]) -> str:
@@ -636,6 +638,18 @@ def _ability_names(offer: Offer, abilities: Mapping[str, str]) -> str:
         return ""
     named = [abilities.get(str(c.args.get("ability")), "") for c in offer.choices]
     return ", ".join(dict.fromkeys(n for n in named if n))
+
+
+def _ability_button(offer: Offer, choices: Sequence[ChoiceView], abilities: Mapping[str, str]) -> str:
+    """A ``use_ability`` form's button, by what it uses: its one choice ("Use Cinder Lash on Skarn Gutterjaw"),
+    "Use Cinder Lash" where its choices are all one ability's, "Use the ability chosen" where they are several's
+    (two forms, one per cost, each read "Ability": a GM tester could not tell them apart); "" for any other offer."""
+    if offer.command != "use_ability":
+        return ""
+    if len(choices) == 1:
+        return f"Use {choices[0].label}"
+    named = list(dict.fromkeys(abilities.get(str(c.args.get("ability")), "") for c in offer.choices))
+    return f"Use {named[0]}" if len(named) == 1 and named[0] else "Use the ability chosen"
 
 
 def _select_options(name: str, names: Mapping[str, str]) -> tuple[tuple[str, str], ...]:

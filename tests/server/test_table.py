@@ -2250,6 +2250,29 @@ def test_also_now_names_the_abilities_it_lists(table: Any) -> None:
     assert 'data-command="use_ability">Steady Breath <span class="muted">(1 Bonus Action)</span>' in also, also
 
 
+def test_each_ability_forms_button_says_what_it_uses(table: Any) -> None:
+    """C37: Kael's Steady Breath (1 Bonus Action, on himself) and Ember Bolt (1 Action, on a foe or himself) are two
+    forms, one per cost: their buttons read "Use Steady Breath" (its one choice's label) and "Use Ember Bolt" (its
+    choices, one ability's), not "Ability" and "Ability" (a GM tester could not tell them apart)."""
+    from omen_core.content import AbilityLibrary, decode_content
+    from tests.sheets import sheet as plain
+
+    library = decode_content(
+        '[abilities.steady_breath]\nname = "Steady Breath"\nuse = "bonus_action"\ntarget = "self"\n'
+        'effects = [{ kind = "heal", to = "actor", flat = 1 }]\n'
+        '[abilities.ember_bolt]\nname = "Ember Bolt"\nuse = "action"\ntarget = "any"\n'
+        'effects = [{ kind = "damage", to = "target", flat = 1, damage_type = "fire" }]\n',
+        AbilityLibrary, source="kael.toml", fmt="toml")
+    kael = msgspec.structs.replace(plain("kael", AGI=(20, 0)),
+                                   abilities=(library.get("steady_breath"), library.get("ember_bolt")))
+    table.create(names=(), combatants=[msgspec.to_builtins(kael), msgspec.to_builtins(plain("vesh", side="raiders"))])
+    assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
+    text = html.unescape(fragment(table, table.gm))
+    buttons = re.findall(r'<form class="command[^"]*" id="[^"]*" data-command="use_ability".*?<button type="submit"[^>]*>'
+                         r'([^<]*)<', text, re.S)
+    assert sorted(buttons) == ["Use Ember Bolt", "Use Steady Breath"], buttons
+
+
 def test_an_abilitys_decision_says_its_uses_left_to_its_owners_seat(table: Any) -> None:
     """C41: Vesh attacks Kael and Kael's Brace Up (twice a fight) is offered: Alice's decision box says "Brace Up:
     2 uses left this fight (C41)" (the uses were only in the list of abilities: found by a tester); Vesh's side
