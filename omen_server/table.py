@@ -1387,10 +1387,17 @@ _DIE_LINE = re.compile(r"\(d\d+\)")
 
 def fold(lines: list[str]) -> tuple[list[str], list[str]]:
     """A card's lines as the top card shows them: the dice lines ("Kael Arden's hit: 8 (d8), 6 (d6)") folded away
-    when the card has more than four lines and two of dice; what came of them (totals, verdicts, damage, HP, the
-    order) shown."""
+    when the card has more than four lines and one of dice or more (a player's one die read beside the total made of
+    it, "Kael Arden's initiative: 1 (d6)" over "initiative 2 (1 AGI die + 1 AGI bonus)", as two initiatives: a
+    tester); what came of them (totals, verdicts, damage, HP, the order) shown.
+
+    >>> folded, shown = fold(["Brin: initiative 7", "Kael's initiative: 1 (d6)", "Kael: initiative 2 (1 AGI die + "
+    ...                       "1 AGI bonus)", "order: Brin, Kael", "Round 1"])
+    >>> folded, len(shown)
+    (["Kael's initiative: 1 (d6)"], 4)
+    """
     dice = [x for x in lines if _DIE_LINE.search(x)]
-    if len(lines) <= 4 or len(dice) < 2:
+    if len(lines) <= 4 or not dice:
         return [], lines
     return dice, [x for x in lines if not _DIE_LINE.search(x)]
 

@@ -2268,8 +2268,8 @@ def test_each_ability_forms_button_says_what_it_uses(table: Any) -> None:
     table.create(names=(), combatants=[msgspec.to_builtins(kael), msgspec.to_builtins(plain("vesh", side="raiders"))])
     assert table.command({"command": "roll_initiative", "dice": [20, 1]}).status_code == 201
     text = html.unescape(fragment(table, table.gm))
-    buttons = re.findall(r'<form class="command[^"]*" id="[^"]*" data-command="use_ability".*?<button type="submit"[^>]*>'
-                         r'([^<]*)<', text, re.S)
+    buttons = re.findall(r'<form class="command[^"]*" id="[^"]*" data-command="use_ability".*?'
+                         r'<button type="submit"[^>]*>([^<]*)<', text, re.S)
     assert sorted(buttons) == ["Use Ember Bolt", "Use Steady Breath"], buttons
 
 
@@ -2375,7 +2375,8 @@ def test_a_players_turn_held_by_a_step_it_is_not_shown_says_the_table_waits_for_
     alice = _seat(table, "Alice", "kael")
     for command, token in (({"command": "roll_initiative", "dice": [1, 8, 6]}, None),
                            ({"command": "engage", "who": "kael", "others": ["vesh", "skarn"]}, None),
-                           ({"command": "end_turn", "who": "vesh"}, None), ({"command": "end_turn", "who": "skarn"}, None),
+                           ({"command": "end_turn", "who": "vesh"}, None),
+                           ({"command": "end_turn", "who": "skarn"}, None),
                            ({"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"},
                             alice),
                            ({"command": "pass_reaction", "who": "vesh"}, None)):
