@@ -183,8 +183,9 @@ def _until(state: FightState, who: str, condition: str) -> str:
 
 
 def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:
-    """The likely choices now: each answer to the open decision; else the turn's first attack on a foe and the
-    end of the turn; else initiative; after the end, revealing the seed."""
+    """The likely choices now: each answer to the open decision; else the turn's first attack on a foe, each ability
+    it may use (its first choice; C37: a content tester saw only the attack and the end of the turn), and the end
+    of the turn, which stays within :data:`NEXT`; else initiative; after the end, revealing the seed."""
     picks: list[tuple[Offer, Choice]] = []
     waiting = found.waiting
     if waiting is not None:
@@ -203,8 +204,13 @@ def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:
                         and state.combatants[str(c.args["target"])].side != side]
                 if foes:
                     picks.append((offer, foes[0]))
-        picks += [(o, o.choices[0]) for o in found.offers if o.actor == turn and o.command == "end_turn"]
-        return picks
+        abilities: dict[str, tuple[Offer, Choice]] = {}
+        for o in found.offers:
+            if o.actor == turn and o.command == "use_ability":
+                for c in o.choices:
+                    abilities.setdefault(str(c.args.get("ability")), (o, c))
+        ending = [(o, o.choices[0]) for o in found.offers if o.actor == turn and o.command == "end_turn"]
+        return [*picks, *list(abilities.values())[:NEXT - len(picks) - len(ending)], *ending]
     return [(o, o.choices[0]) for o in found.offers if o.command == "roll_initiative" and o.choices]
 
 

@@ -940,14 +940,15 @@ def _ability_problem(a: Ability) -> str:
         return _on_turn_problem(a)
     if a.use == "passive":
         if a.trigger is not None:
-            return "a passive ability has no trigger (use = \"trigger\" for one)"
+            return _at("trigger", "a passive ability has no trigger (use = \"trigger\" for one)")
         if a.cost != AbilityCost() or a.uses is not None or a.deferred is not None:
             field = "cost" if a.cost != AbilityCost() else "uses" if a.uses is not None else "deferred"
             return _at(field, "a passive ability costs nothing and has no uses: it applies while its `when` holds")
-        wrong = [type(e).__struct_config__.tag for e in a.effects if not isinstance(e, _PASSIVE_EFFECTS)]
+        wrong = [(i, type(e).__struct_config__.tag) for i, e in enumerate(a.effects)
+                 if not isinstance(e, _PASSIVE_EFFECTS)]
         if wrong:
-            return (f"a passive ability's effects are modifier, dice, allow_defense, reroll, route and "
-                    f"will_conversion; {wrong[0]!r} needs a trigger")
+            return _at(f"effects[{wrong[0][0]}].kind", f"a passive ability's effects are modifier, dice, "
+                       f"allow_defense, reroll, route and will_conversion; {wrong[0][1]!r} needs a trigger")
         empty = next((i for i, e in enumerate(a.effects) if isinstance(e, Reroll) and not e.faces), None)
         if empty is not None:
             return _at(f"effects[{empty}].faces", "a passive reroll is automatic: say which faces it rerolls "
@@ -1320,10 +1321,17 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
     msgspec reports a bad value inside a mapping as ``$.skills[...]``; the
     path in our error names the key instead (``$.skills.Perception``).
     """
+    library = "[C37] " if kind is AbilityLibrary else ""  # a library's every problem is an ability's (C37)
     try:
         raw = msgspec.toml.decode(data) if fmt == "toml" else msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
-        raise ContentError(source, "$", f"not valid {fmt.upper()}: {json_error_words(str(exc), data)}",
+        twice_declared = _DECLARED_TWICE.search(str(exc))
+        if twice_declared is not None:  # TOML's "Cannot declare ('abilities', 'x') twice": the table, by its path
+            steps = re.findall(r"'((?:[^'\\]|\\.)*)'", twice_declared["keys"])
+            where = "$" + "".join(key_step(k) for k in steps)
+            raise ContentError(source, where, f"{library}the table [{'.'.join(steps)}] is written twice: write it "
+                               "once (or give the second its own name)", error_line(str(exc), _text(data))) from None
+        raise ContentError(source, "$", f"{library}not valid {fmt.upper()}: {json_error_words(str(exc), data)}",
                            error_line(str(exc), _text(data))) from None
     except RecursionError:
         raise ContentError(source, "$", f"not valid {fmt.upper()}: nested too deeply", 1) from None
@@ -1352,7 +1360,27 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
         if reason.startswith(("Invalid enum value '", "Invalid value '")):  # say what was expected
             reason += one_of(reason, allowed_values(raw, kind, named))
         reason += _misspelt(reason, _raw_at(raw, named.rpartition(".")[0]))
-        raise ContentError(source, named, in_words(reason), Lines(_text(data), fmt)(named)) from None
+        words = in_words(reason)
+        raise ContentError(source, named, ("" if words.startswith("[C") else _ability_rule(raw, named)) + words,
+                           Lines(_text(data), fmt)(named)) from None
+
+
+#: TOML's words for a table written twice: ``Cannot declare ('abilities', 'x') twice``.
+_DECLARED_TWICE = re.compile(r"Cannot declare \((?P<keys>.*?)\) twice")
+#: The path of an ability in a library (``$.abilities.x``), a sheet (``$.abilities[2]``) or a command's or
+#: scenario's sheet (``$.sheet.abilities[0]``, ``$.combatants[1].abilities[0]``).
+_ABILITY_AT = re.compile(r'^\$(?:\.sheet|\.combatants\[\d+\])?\.abilities(?:\.("(?:[^"\\]|\\.)*"|[^.\[]+)|\[\d+\])')
+
+
+def _ability_rule(raw: object, path: str) -> str:
+    """The rule a problem in an ability written as data breaks, as its words' prefix (docs/abilities.md, "Errors"):
+    ``[C38] `` for a triggered ability's (``use = "trigger"``), ``[C37] `` for any other's; "" for a problem
+    elsewhere, or one whose words name their rule already."""
+    found = _ABILITY_AT.match(path)
+    if found is None:
+        return ""
+    ability = _raw_at(raw, found.group())
+    return "[C38] " if isinstance(ability, dict) and ability.get("use") == "trigger" else "[C37] "
 
 
 def _misspelt(reason: str, parent: object) -> str:

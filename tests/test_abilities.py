@@ -312,7 +312,7 @@ def test_undo_gives_a_use_back() -> None:
 
 @pytest.mark.parametrize(("toml", "path", "said"), [
     ('[abilities.x]\nname = "X"\nuse = "passive"\neffects = [{ kind = "damage", damage_type = "fire", flat = 1 }]\n',
-     "$.abilities.x", "needs a trigger"),
+     "$.abilities.x.effects[0].kind", "needs a trigger"),
     ('[abilities.x]\nname = "X"\nuse = "trigger"\neffects = [{ kind = "modifier", total = "hit", value = 1 }]\n',
      "$.abilities.x", "needs a trigger"),
     ('[abilities.x]\nname = "X"\nuse = "passive"\nwhen = { target_hs = ["Prone"] }\n'
@@ -1062,13 +1062,36 @@ def test_a_trigger_at_a_moment_it_does_not_fit_is_refused(trigger: str, effects:
 
 
 def test_an_ability_that_does_not_hold_together_names_c37() -> None:
-    """C37: a passive ability with a damage effect is refused naming the rule, the file, the line and the path."""
+    """C37: a passive ability with a damage effect is refused naming the rule, the file, the line and the path: the
+    damage effect's kind, on its line (it named the ability's table, at line 1: a content tester)."""
     toml = ('[abilities.x]\nname = "X"\nuse = "passive"\n'
             'effects = [{ kind = "damage", flat = 1, damage_type = "fire" }]\n')
     with pytest.raises(ContentError) as info:
         decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
-    assert str(info.value).startswith("party.toml:1: [C37] a passive ability's effects are") and \
-        str(info.value).endswith("(at $.abilities.x)")
+    assert str(info.value).startswith("party.toml:4: [C37] a passive ability's effects are") and \
+        str(info.value).endswith("(at $.abilities.x.effects[0].kind)")
+
+
+@pytest.mark.parametrize(("toml", "said"), [
+    ('[abilities.lucky]\nname = "Lucky"\nuse = "passive"\nsumary = "x"\n',
+     "party.toml:4: [C37] Object contains unknown field `sumary` (at $.abilities.lucky.sumary)"),
+    ('[abilities.spite]\nname = "Spite"\nuse = "trigger"\ncost = { will = "two" }\n',
+     "party.toml:4: [C38] Expected `int`, got `str` (at $.abilities.spite.cost.will)"),
+    ('[abilities.x]\nname = "X"\nuse = "passive"\ntrigger = { moment = "attack.rolled", owner = "attacker" }\n'
+     'effects = [{ kind = "modifier", total = "hit", value = 1 }]\n',
+     "party.toml:4: [C37] a passive ability has no trigger (use = \"trigger\" for one) (at $.abilities.x.trigger)"),
+    ('[abilities.x]\nname = "X"\n[abilities.x]\nname = "Y"\n',
+     "party.toml:3: [C37] the table [abilities.x] is written twice: write it once (or give the second its own "
+     "name) (at $.abilities.x)"),
+    ('[abilities.x\nname = "X"\n', "party.toml:1: [C37] not valid TOML: "),
+])
+def test_every_problem_of_a_library_names_its_rule(toml: str, said: str) -> None:
+    """docs/abilities.md "Errors": every problem of a library file names the file, the line, the field and the rule,
+    C38 for a triggered ability's, C37 for any other's (an unknown key, a wrong type, a syntax error named none: a
+    content tester); a table written twice is named by its path, not TOML's tuple of keys at $."""
+    with pytest.raises(ContentError) as info:
+        decode_content(toml, AbilityLibrary, source="party.toml", fmt="toml")
+    assert str(info.value).startswith(said), str(info.value)
 
 
 # -- the moments of the round (C38: turn start or end, round end) --------------------------------------------------

@@ -546,7 +546,7 @@ class TestAKeyThatIsNoId:
         text = GRIT + '\n[abilities."grit two"]\nname = "Grit Two"\nuse = "passive"\n'
         with pytest.raises(ContentError) as info:
             decode_content(text, AbilityLibrary, source="lib-id.toml", fmt="toml")
-        assert str(info.value) == ("lib-id.toml:6: Expected an id: 1 to 64 letters, digits, '.', '_' or '-', "
+        assert str(info.value) == ("lib-id.toml:6: [C37] Expected an id: 1 to 64 letters, digits, '.', '_' or '-', "
                                    "starting with a letter or digit (at $.abilities.\"grit two\")")
 
     def test_in_json_too(self) -> None:
@@ -619,25 +619,26 @@ class TestWhatWasExpected:
 
     @pytest.mark.parametrize(("old", "new", "path", "expected"), [
         ('per = "turn"', 'per = "rest"', "$.abilities.x.uses.per",
-         "Invalid enum value 'rest'; one of: fight, round, turn"),
+         "[C37] Invalid enum value 'rest'; one of: fight, round, turn"),
         ('kind = "heal"', 'kind = "heel"', "$.abilities.x.effects[0].kind",
-         "Invalid value 'heel'; one of: allow_defense, attack, clear, condition, damage, dice, heal, modifier, "
+         "[C37] Invalid value 'heel'; one of: allow_defense, attack, clear, condition, damage, dice, heal, modifier, "
          "reroll, route, save, will_conversion (did you mean 'heal'?)"),
         ('target = "self"\n', 'target = "self"\ndeferred = { at = "end_of_next_round", effects = [] }\n',
          "$.abilities.x.deferred.at",
-         "Invalid enum value 'end_of_next_round'; one of: end_of_next_turn, start_of_next_turn (did you mean "
+         "[C37] Invalid enum value 'end_of_next_round'; one of: end_of_next_turn, start_of_next_turn (did you mean "
          "'end_of_next_turn'?)"),
         ('use = "free"\ntarget = "self"\n',
          'use = "trigger"\ntrigger = { moment = "attack.damagd", owner = "target" }\n',
          "$.abilities.x.trigger.moment",
-         "Invalid enum value 'attack.damagd'; one of: attack.damaged, attack.declared, attack.determined, "
+         "[C38] Invalid enum value 'attack.damagd'; one of: attack.damaged, attack.declared, attack.determined, "
          "attack.rolled, check.resolved, condition.applied, move.left, round.end, save.resolved, turn.end, "
          "turn.start (did you mean 'attack.damaged'?)"),
     ])
     def test_a_bad_value_of_a_library_says_the_values_it_may_take(self, old: str, new: str, path: str,
                                                                   expected: str) -> None:
         """A value a field of a fixed few does not take (a literal, or the `kind` tag of an effect) is refused at
-        its path with the values it may take, sorted, and the close one (docs/content.md: "what was expected")."""
+        its path with the values it may take, sorted, and the close one (docs/content.md: "what was expected"),
+        and the rule its ability breaks, C38 for a triggered one's, C37 for any other's (docs/abilities.md)."""
         assert old in self.LIBRARY
         with pytest.raises(ContentError) as info:
             decode_content(self.LIBRARY.replace(old, new, 1), AbilityLibrary, source="lib.toml", fmt="toml")
@@ -652,7 +653,7 @@ class TestWhatWasExpected:
             decode_content(text, AbilityLibrary, source="lib.toml", fmt="toml")
         assert (info.value.path, info.value.reason) == (
             "$.abilities.x.effects[0].on_failure[0].kind",
-            "Invalid value 'damge'; one of: clear, condition, damage, heal (did you mean 'damage'?)")
+            "[C37] Invalid value 'damge'; one of: clear, condition, damage, heal (did you mean 'damage'?)")
 
     def test_a_rulesets_and_a_sheets_bad_value_say_the_values_they_may_take(self) -> None:
         """A ruleset's save_ends.save and a sheet's attribute of a skill are refused with the attributes listed; a

@@ -98,9 +98,9 @@ def _check_abilities(draft: Draft, sheet: CombatantSheet) -> None:
         if extension is None:
             ids = [*(e.id for e in EXTENSIONS if e.listed), *SHIPPED_ABILITIES.abilities]
             near = difflib.get_close_matches(ability, ids, n=3, cutoff=0.75)
-            mean = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+            mean = f": did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
             raise RuleViolation("C37", f"{sheet.id}'s abilities list {ability!r}, which is neither shipped nor "
-                                       f"written out: {mean}(abilities a sheet may list by id: {', '.join(ids)}; "
+                                       f"written out{mean} (abilities a sheet may list by id: {', '.join(ids)}; "
                                        "a table's own are "
                                        "written out in the sheet or come from a scenario's ability library, "
                                        "docs/abilities.md; a Python extension's only where it is installed, "

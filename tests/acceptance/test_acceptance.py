@@ -171,9 +171,9 @@ def test_s10_shorthand_beside_a_listed_id(tmp_path: Path) -> None:
 
 
 ERRORS = [
-    ("e01_passive_damage.toml", "e01_passive_damage_lib.toml:2:",
-     "a passive ability's effects are modifier, dice, allow_defense, reroll, route and will_conversion; "
-     "'damage' needs a trigger (at $.abilities.x)"),
+    ("e01_passive_damage.toml", "e01_passive_damage_lib.toml:5:",
+     "[C37] a passive ability's effects are modifier, dice, allow_defense, reroll, route and will_conversion; "
+     "'damage' needs a trigger (at $.abilities.x.effects[0].kind)"),
     ("e02_shorthand_and_id.toml", "e02_shorthand_and_id.toml:13:",
      "features.rage is the shorthand of the ability 'brute_rage', which abilities lists too: keep one"),
     ("e03_unknown_id.toml", "e03_unknown_id.toml:", "[C37]"),

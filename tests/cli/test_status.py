@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -412,3 +413,23 @@ def test_the_awaited_line_of_an_incapacitated_combatant_offers_only_the_end_of_i
     fight.apply_condition("kael", "Paralysed")
     assert status_lines(options(fight.state), fight.state, "f.jsonl", None)[1] == (
         "awaited: Kael ends the turn (incapacitated or paralysed, it can take no action: C10, C36)")
+
+
+def test_next_lists_the_abilities_the_turns_combatant_may_use(tmp_path: Path) -> None:
+    """C37: on Kael's turn (Healing Word and Flame Burst on his sheet) ``next:`` lists his attack, one line per
+    ability he may use (its first choice) and the end of his turn, at most five (it listed the attack and the end
+    of the turn alone: a content tester found the abilities only under --all)."""
+    scenario = tmp_path / "duel.toml"
+    sheets = ROOT / "omen_replay" / "data" / "ember-ford" / "sheets"
+    kael = (sheets / "kael.toml").read_text()
+    assert "abilities" not in kael
+    (tmp_path / "kael.toml").write_text('abilities = ["healing_word", "flame_burst"]\n' + kael)  # before any table
+    scenario.write_text(f'[fight]\nid = "duel"\ndice = "manual"\n\n[[combatants]]\nsheet = "{tmp_path / "kael.toml"}"\n'
+                        f'\n[[combatants]]\nsheet = "{sheets / "vesh.toml"}"\n\n'
+                        '[[commands]]\ncommand = "roll_initiative"\ndice = [6, 1]\n')
+    ran = omen("run", str(scenario), "--log", "duel.jsonl", "--quiet", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    said = omen("status", "duel.jsonl", cwd=tmp_path).stdout
+    given = [json.loads(m) for m in re.findall(r"omen do duel\.jsonl '(\{[^']*\})'", said.split("next:")[1])]
+    commands = [c["command"] + (f":{c['ability']}" if "ability" in c else "") for c in given]
+    assert commands == ["declare_attack", "use_ability:healing_word", "use_ability:flame_burst", "end_turn"], said

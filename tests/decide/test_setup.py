@@ -169,7 +169,7 @@ class TestARevealIsNeverUndone:
 
 
 @pytest.mark.parametrize(("listed", "said"), [
-    ("shield_wal", "which is neither shipped nor written out"),
+    ("shield_wal", "which is neither shipped nor written out \\(abilities a sheet may list by id: "),
     ("second_wnd", "which is neither shipped nor written out: did you mean 'second_wind'\\?"),
 ])
 def test_a_sheet_listing_an_ability_it_cannot_list_is_refused_at_join(listed: str, said: str) -> None:
