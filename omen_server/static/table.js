@@ -948,6 +948,22 @@
       }
     });
     shell.addEventListener("click", (event) => {
+      // a chip's "+": Apply a condition opened on that combatant, the condition's select next (a Foundry GM applies
+      // one from the token: a GM tester counted seven steps from the strip)
+      const add = event.target.closest("button.cond-add");
+      if (add) {
+        const form = document.getElementById(add.dataset.form);
+        const who = form ? $('select.pair[data-pair="0"]', form) : null;
+        if (!form || !who) return;
+        const group = form.closest("details");
+        if (group) group.open = true;
+        who.value = add.dataset.who;
+        who.dispatchEvent(new Event("change", { bubbles: true }));
+        const condition = $('select.pair[data-pair="1"]', form);
+        form.scrollIntoView({ block: "center" });
+        (condition || who).focus();
+        return;
+      }
       const action = event.target.closest("button.seat-action, button.show-qr, button.copy-link, button.save-log, "
         + "button.copy-head");
       if (action) {

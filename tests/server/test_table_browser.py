@@ -1261,3 +1261,44 @@ def test_a_page_opened_while_the_server_fails_recovers_and_a_past_failure_is_not
                 browser.close()
     finally:
         server.stop()
+
+
+def test_the_gm_applies_a_condition_from_a_combatants_chip(tmp_path: Path) -> None:
+    """C28: the GM presses "+" on Vesh's chip ("Apply a condition to Vesh the Cinder-Hand"): Apply a condition
+    opens on Vesh, the condition's select focused; Prone chosen and applied, the log holds it on Vesh (a GM tester
+    counted seven steps from the strip, where a Foundry GM applies one from the token). A phone's chip has no "+"
+    (its corner keeps the name its room)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    try:
+        made = _created(server, "chipadd", "seeded", ("kael", "vesh"))
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.gm_page(browser, f"{origin}/table/chipadd", made["gm_token"])
+                add = gm.get_by_role("button", name="Apply a condition to Vesh the Cinder-Hand")
+                expect(add).to_have_text("+")
+                add.click()
+                form = gm.locator("form[data-command=apply_condition]")
+                expect(gm.locator("#gm-apply_condition")).to_have_attribute("open", "")
+                expect(form.locator('select.pair[data-pair="0"]')).to_have_value("vesh")
+                expect(form.locator('select.pair[data-pair="1"]')).to_be_focused()
+                form.locator('select.pair[data-pair="1"]').select_option("Prone")
+                form.locator("button[type=submit]").click()
+                expect(gm.locator('.chip[data-id="vesh"] .cond[data-condition="Prone"]')).to_have_count(1)
+                phone = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
+                phone.set_default_timeout(10_000)
+                phone.goto(f"{origin}/table/chipadd#token={made['gm_token']}")
+                expect(phone.locator("#live")).to_have_text("live")
+                expect(phone.locator("button.cond-add").first).to_be_hidden()
+                watch.clean_but(400)
+            finally:
+                browser.close()
+        applied = _logged(server, "chipadd", made["gm_token"], "condition_applied")
+        assert [(e["who"], e["condition"]) for e in applied] == [("vesh", "Prone")]
+    finally:
+        server.stop()
