@@ -392,17 +392,27 @@ def refusals() -> Iterator[None]:
         guarded(exc)
 
 
+def usage_said(message: str) -> str:
+    """A usage error's words with the ``--help`` to read (README: "a usage error names the --help to read"), that of
+    the command running (``omen verify``), as typer's own usage errors say it (:func:`_usage_error`)."""
+    import importlib
+
+    core = typer.Context.__mro__[1].__module__  # typer vendors click: its globals beside its core
+    context = importlib.import_module(core.rsplit(".", 1)[0] + ".globals").get_current_context(silent=True)
+    return f"{message} (see '{context.command_path} --help')" if context is not None else message
+
+
 def seed_option(seed: str | None, name: str = "--seed") -> bytes | None:
     """A seed option (``--seed``, or the one ``name`` names) as bytes; empty or not hex is bad input (exit 2)
-    naming it."""
+    naming it and the ``--help`` to read."""
     if seed is None:
         return None
     try:
         found = bytes.fromhex(seed)
     except ValueError:
-        bad_input(f"{name} must be hex (two digits a byte), got {seed!r}")
+        bad_input(usage_said(f"{name} must be hex (two digits a byte), got {seed!r}"))
     if not found:
-        bad_input(f"{name} is empty: give the seed as hex (two digits a byte)")
+        bad_input(usage_said(f"{name} is empty: give the seed as hex (two digits a byte)"))
     return found
 
 

@@ -23,6 +23,7 @@ from .app import (
     seq_from,
     seq_value,
     store_at,
+    usage_said,
     wrote,
 )
 from .console import FoldedLines, escape, out, print_lines, say, stdout, terminal_width
@@ -53,11 +54,15 @@ def verify_cmd(
 
     import msgspec
 
+    from omen_core.errors import BadInput
     from omen_replay.verify import parse_head, verify_store
 
     seed_bytes = seed_option(seed)
-    with refusals():
+    try:
         heads = [parse_head(h) for h in head or ()]
+    except BadInput as exc:  # a usage error: the option named, and its --help (a maintainer tester)
+        bad_input(usage_said(f"--head: {exc}"))
+    with refusals():
         store, fight_id = open_fight(log_url, fight)
         report = verify_store(store, fight_id, seed=seed_bytes, heads=heads)
     if as_json:
@@ -200,7 +205,8 @@ def _print_steps(steps: Iterator[Step], as_json: bool) -> None:
         if not told:  # an event the narrative leaves silent (a command_issued): its seq and type, not a bare state
             tag = type(rec.event).__struct_config__.tag
             given = getattr(getattr(rec.event, "command", None), "__struct_config__", None)
-            out.print(f"[dim]#{rec.seq:<3} ({escape(str(tag).replace('_', ' '))}"
+            mark = escape("[undone] ") if undone else ""  # as the narrative marks the batch's other events
+            out.print(f"[dim]#{rec.seq:<3} {mark}({escape(str(tag).replace('_', ' '))}"
                       + (f": {escape(str(given.tag))}" if given is not None else "") + ")[/]")
         print_lines(iter(told))
         hp = "  ".join(f"{c.sheet.name} {c.hp}/{c.sheet.hp}" for c in state.combatants.values())

@@ -492,12 +492,14 @@ class _Reader:
         self.batch = self.batch_end = 0
         self.last: StoredEvent | None = None
         self.line_no = after_seq
+        self.damaged = False  # a problem reported: a torn batch after it is no crash's, for repair to remove
         self.crlf: list[tuple[int, int]] = []  # (seq, line) of each line ending in CR LF, its hash holding without
         # the CR: the first is reported where it stands, the others as one finding at the end
 
     def _problem(self, finding: Finding, error: OmenError) -> None:
         if self.report is None:
             raise error
+        self.damaged = True
         self.report(finding)
 
     def records(self, to_seq: int | None) -> Iterator[StoredEvent]:
@@ -716,7 +718,10 @@ class _Reader:
         last = self.last
         if last is None or to_seq is not None or not self.batch_end or last.seq >= self.batch_end:
             return
-        what = torn_batch(self.batch, last.seq, self.batch_end, self.source.fight_id, tears(self.source))
+        torn = tears(self.source)  # repair would remove it, were it the log's only damage (a maintainer tester)
+        after = self.damaged and torn is True
+        what = torn_batch(self.batch, last.seq, self.batch_end, self.source.fight_id, None if after else torn,
+                          after_damage=after)
         self._problem(Finding(seq=last.seq, line=self.line_no, rule="batch", what=what),
                       LogCorrupted(self.source.where, self.line_no, what))
 
@@ -744,7 +749,8 @@ CRLF_WORDS = ("the line ends in CR LF where omen writes LF (its line endings wer
               "endings back to LF (dos2unix) and verify again")
 
 
-def torn_batch(batch: int, last: int, batch_end: int, fight_id: str, tears: bool | None) -> str:
+def torn_batch(batch: int, last: int, batch_end: int, fight_id: str, tears: bool | None,
+               after_damage: bool = False) -> str:
     """What a batch cut short at the log's end is called, and what to do about it. In a JSON Lines log a crash
     mid-write leaves one, and ``omen repair`` removes it (``tears`` True) as long as every line from the batch's
     first to the log's end is the batch's own; one with a line inside or after it that is not (``tears`` None: an
@@ -758,6 +764,9 @@ def torn_batch(batch: int, last: int, batch_end: int, fight_id: str, tears: bool
         return f"{told} (a crash mid-write; omen repair removes it)"
     keep = (f"copy the whole commands before it to another store (omen copy SRC DST --fight {fight_id} --to "
             f"{batch - 1}) or restore this store from a backup" if batch > 1 else "restore this store from a backup")
+    if tears is None and after_damage:
+        return (f"{told}, after the damage found above: no crash leaves that (the log was edited or damaged), and "
+                f"omen repair removes neither; {keep}")
     if tears is None:
         return (f"{told}, and a line inside it or after it is not one of its events: no crash leaves that (the log "
                 f"was edited or damaged), so omen repair does not remove it; {keep}")

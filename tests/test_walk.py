@@ -407,6 +407,23 @@ class TestBrokenLines:
             replay(StoreSource(JsonlStore.single(tmp_path / "crash.jsonl"), "ember-ford"))
         assert crash.value.reason == cases["crash"][1]
 
+    def test_a_torn_batch_after_other_damage_does_not_send_the_reader_to_repair(self, tmp_path: Path) -> None:
+        """Ember Ford cut inside the command from seq 19, with a stray line at line 5 too: the torn batch is not told
+        "omen repair removes it" (repair refuses the log for the stray line: a maintainer tester was sent to repair,
+        which refused), but that it follows the damage found above and that repair removes neither."""
+        ember = Path(__file__).resolve().parents[1] / "fixtures" / "ember-ford" / "fight.jsonl"
+        lines = ember.read_bytes().splitlines(keepends=True)[:20]
+        held = [*lines[:4], b"garbage{\n", *lines[4:]]
+        path = tmp_path / "damaged.jsonl"
+        path.write_bytes(b"".join(held))
+        problems = _Problems()
+        walk(StoreSource(JsonlStore.single(path), "ember-ford"), problems, strict=False)
+        torn = [f.what for f in problems.found if f.what.startswith("torn batch")]
+        assert torn == ["torn batch: the command starting at seq 19 wrote 2 of its 16 events, after the damage found "
+                        "above: no crash leaves that (the log was edited or damaged), and omen repair removes "
+                        "neither; copy the whole commands before it to another store (omen copy SRC DST --fight "
+                        "ember-ford --to 18) or restore this store from a backup"], problems.found
+
     def test_an_event_out_of_order_is_illegal_order_either_way(self) -> None:
         """An event the lifecycle does not allow where it stands is IllegalOrder skimming and in full."""
         fight = duel([4, 2, 3])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -482,6 +483,10 @@ class TestUndoCommands:
         assert lines[-1]["type"] == "undone" and lines[-2]["type"] == "command_issued"
         assert [x["seq"] for x in lines if x["undone"]] == list(range(undo.from_seq, undo.to_seq + 1))
         assert undo.to_seq == lines[-3]["seq"]  # the last command, just before the undo's own batch
+        # the text marks the same seqs: the undone batch's command line too (it read "(command issued: ...)" alone
+        # beside its batch's [undone] events: a maintainer tester)
+        marked = sorted({int(m) for m in re.findall(r"^#(\d+)\s+\[undone\]", text, re.M)})
+        assert marked == list(range(undo.from_seq, undo.to_seq + 1)), text[-2000:]
 
 
 class TestSnapshotCommand:

@@ -667,6 +667,10 @@ class TestUsageErrors:
         (["fixtures", "check", "--dir"], "Option '--dir' requires an argument", "omen fixtures check --help"),
         (["log", "x.jsonl", "--format", "json"], "Invalid value for '--format': 'json' is not one of 'text', 'md', "
                                                  "'html'", "omen log --help"),
+        (["verify", "x.jsonl", "--head", "88:09ac"], "--head: a head is SEQ:HASH", "omen verify --help"),
+        (["verify", "x.jsonl", "--seed", "zz"], "--seed must be hex (two digits a byte), got 'zz'",
+         "omen verify --help"),
+        (["status", "x.jsonl", "--seed", ""], "--seed is empty", "omen status --help"),
     ])
     def test_a_usage_error_is_one_line_naming_the_help_to_read(self, argv: list[str], words: str, helped: str) -> None:
         """The error is the only line on stderr, starts with ``omen: error:``, says what is wrong and which

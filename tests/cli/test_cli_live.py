@@ -836,7 +836,7 @@ class TestRevealMidFight:
         log = set_up(tmp_path, dice="seeded")
         played(log, INITIATIVE)
         said = refused(log, {"command": "reveal_seed"}, "--seed", SEED, "--next-seed", "zz")
-        assert said == "omen: error: --next-seed must be hex (two digits a byte), got 'zz'"
+        assert said == "omen: error: --next-seed must be hex (two digits a byte), got 'zz' (see 'omen do --help')"
 
     def test_a_next_seed_where_none_follows_is_refused(self, tmp_path: Path) -> None:
         """C42: --next-seed beside a command other than reveal_seed, or beside a reveal in a fight that has ended (no
