@@ -63,7 +63,15 @@ def _interrupted() -> None:
     pages that were gone, and the line said nothing was kept)."""
     said = "omen: interrupted (Ctrl-C): what was written is whole (a command is appended whole or not at all; an " \
         "output file is written beside and renamed into place; omen simulate writes its run at the end)"
+    if not _WRITTEN and INTERRUPT_NOTE:  # a command that says what a stop before it wrote anything means
+        said += f"; {INTERRUPT_NOTE[0]}"
     say(said + _written_said())
+
+
+#: What a Ctrl-C before the command wrote anything means, where the command says it (omen simulate, while its
+#: fights are played: "nothing was written: the fights played are not kept"; a tester read the plain line as if
+#: something had been); at most one entry.
+INTERRUPT_NOTE: list[str] = []
 
 
 def _last_resort_types() -> tuple[type[BaseException], ...]:

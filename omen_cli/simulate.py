@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 import secrets
 import shlex
+import sys
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .app import appended, bad_input, check_log_parent, guarded, seed_option, store_at, wrote
+from .app import INTERRUPT_NOTE, appended, bad_input, check_log_parent, guarded, seed_option, store_at, wrote
 from .console import console, err, escape, out, plain, stdout, unwrapped, visible
 
 if TYPE_CHECKING:
@@ -222,7 +223,12 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
     _log().info("simulation_started", encounters=[e.id for e in encounters], fights=count, until_ci=until_ci,
                 max_fights=max_fights if until_ci is not None else None, seed=seed.hex(), workers=workers,
                 dask=address, batch=batch)
-    run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
+    INTERRUPT_NOTE[:] = ["nothing was written: the fights played are not kept"]  # a Ctrl-C while they are played
+    try:
+        run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
+    finally:  # a Ctrl-C keeps the note for app._interrupted
+        if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
+            INTERRUPT_NOTE.clear()  # played (or failed): what a stop now leaves is what was written (wrote)
     from omen_replay.output import output_file
 
     if out_path is None:
@@ -479,7 +485,8 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
     for er in run.encounters:
         s = er.summary
         title = er.encounter.title or er.encounter.id
-        _say(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} fights, "
+        _say(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} "
+             f"fight{'s' if s.fights != 1 else ''}, "
              f"seed {m.seed}" + _stopped(run))
         for side in s.sides:
             w = side.wins
@@ -499,7 +506,8 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
             _say(f"  every side down {ad.rate:.1%}  [dim](95 %: {ad.low:.1%} to {ad.high:.1%}; the last blow "
                  "felled both: no winner)[/]")
         r = s.rounds
-        _say(f"  rounds {r.mean:.2f} [dim](95 %: {r.low:z.2f} to {r.high:z.2f}; "
+        spread = f"95 %: {r.low:z.2f} to {r.high:z.2f}" if s.fights > 1 else "one fight: no interval"
+        _say(f"  rounds {r.mean:.2f} [dim]({spread}; "
              f"{s.rounds_histogram[0][0]} to {s.rounds_histogram[-1][0]})[/]")
         _say(_combatants(s.combatants))
         ex = s.extremes

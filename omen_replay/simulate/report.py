@@ -95,9 +95,9 @@ def _pct(r: Rate) -> str:
     return f"{r.rate:.1%} ({r.low:.1%}–{r.high:.1%})"
 
 
-def _num(m: Mean) -> str:
-    """A mean and its interval to a tenth (:func:`tenth`)."""
-    return f"{tenth(m.mean)} ({tenth(m.low)}–{tenth(m.high)})"
+def _num(m: Mean, n: int = 2) -> str:
+    """A mean and its interval to a tenth (:func:`tenth`); of ``n`` values, one alone having no interval."""
+    return f"{tenth(m.mean)} ({tenth(m.low)}–{tenth(m.high)})" if n > 1 else f"{tenth(m.mean)} (one fight: no interval)"
 
 
 def tenth(value: float) -> str:
@@ -116,11 +116,11 @@ def rate_bars(chart_id: str, title: str, rows: Sequence[tuple[str, Rate, int]], 
                 caption=caption)
 
 
-def mean_bars(chart_id: str, title: str, rows: Sequence[tuple[str, Mean, int]], caption: str) -> Bars:
-    """A bar per mean with its interval; the colour by group (``rows``' third field)."""
+def mean_bars(chart_id: str, title: str, rows: Sequence[tuple[str, Mean, int]], caption: str, n: int = 2) -> Bars:
+    """A bar per mean with its interval; the colour by group (``rows``' third field); means of ``n`` fights."""
     top = _nice_top(max([m.high for _l, m, _g in rows] + [1.0]))
     bars = tuple(Bar(label=label, x=_LABEL, width=max(_x(max(m.mean, 0.0), top) - _LABEL, 0.0),
-                     low=_x(max(m.low, 0.0), top), high=_x(m.high, top), text=_num(m),
+                     low=_x(max(m.low, 0.0), top), high=_x(m.high, top), text=_num(m, n),
                      colour=_COLOURS[group % len(_COLOURS)], y=30 + i * _ROW)
                  for i, (label, m, group) in enumerate(rows))
     return Bars(id=chart_id, title=title, bars=bars, height=40 + len(rows) * _ROW, ticks=_ticks(top, False),
@@ -142,8 +142,9 @@ def rounds_histogram(er: EncounterRun, chart_id: str = "chart-rounds") -> Histog
     mean_x = 60 + (s.rounds.mean - first + 0.5) * width
     return Histogram(id=chart_id, title="How many rounds the fights lasted", columns=columns, height=240,
                      base=base, mean_x=mean_x,
-                     caption=f"mean {s.rounds.mean:.2f} rounds (95 %: {s.rounds.low:z.2f}–{s.rounds.high:z.2f}), "
-                             f"{first} to {last}")
+                     caption=f"mean {s.rounds.mean:.2f} rounds ("
+                             + (f"95 %: {s.rounds.low:z.2f}–{s.rounds.high:z.2f}" if s.fights > 1
+                                else "one fight: no interval") + f"), {first} to {last}")
 
 
 def _charts(er: EncounterRun) -> list[Bars | Histogram]:
@@ -166,11 +167,12 @@ def _charts(er: EncounterRun) -> list[Bars | Histogram]:
         mean_bars(f"chart-hp{tail}", "HP left at the end",
                   [(_short(c.name), c.hp_left, group[c.side]) for c in s.combatants],
                   "mean HP left at the end of a fight (of "
-                  + ", ".join(f"{_short(c.name)} {c.max_hp}" for c in s.combatants) + "), with its 95 % interval"),
+                  + ", ".join(f"{_short(c.name)} {c.max_hp}" for c in s.combatants) + "), with its 95 % interval",
+                  s.fights),
         mean_bars(f"chart-damage{tail}", "Damage dealt and taken",
                   [row for c in s.combatants for row in ((f"{_short(c.name)} dealt", c.dealt, group[c.side]),
                                                          (f"{_short(c.name)} took", c.taken, group[c.side]))],
-                  "mean final damage a fight (after mitigation, C13), with its 95 % interval"),
+                  "mean final damage a fight (after mitigation, C13), with its 95 % interval", s.fights),
         rate_bars(f"chart-first{tail}", "Who falls first",
                   [*((_short(names[c.id]), c.falls_first, group[c.side]) for c in s.combatants),
                    ("no one", s.no_one_down, other)],

@@ -81,16 +81,25 @@ def half_width(r: Rate) -> float:
     return (r.high - r.low) / 2
 
 
-def mean(total: int, squares: int, n: int) -> Mean:
+def mean(total: int, squares: int, n: int, lowest: float | None = None, highest: float | None = None) -> Mean:
     """The mean of ``n`` whole numbers from their sum and the sum of their squares, with a normal 95 % interval
-    (sample standard deviation; 0 with fewer than 2)."""
+    (sample standard deviation; 0 with fewer than 2: no interval, which a report says), kept within the values
+    the numbers can take (``lowest``, ``highest``: HP left is 0 to the sheet's; the normal interval near a bound
+    reaches past it, as a tester found HP left "−0.013 to 14.002" of 14).
+
+    >>> m = mean(27, 3 * 81, 3, lowest=0, highest=9)  # three 9s of 9: no spread
+    >>> (m.low, m.high), mean(10, 100, 2, lowest=0).low  # 0 and 10: 5 ± 9.8, from 0
+    ((9.0, 9.0), 0.0)
+    """
     if n == 0:
         return Mean(mean=0.0, sd=0.0, low=0.0, high=0.0)
     m = total / n
     var = (squares * n - total * total) / (n * (n - 1)) if n > 1 else 0.0  # exact integers until the division
     sd = math.sqrt(max(var, 0.0))
     half = Z95 * sd / math.sqrt(n)
-    return Mean(mean=m, sd=sd, low=m - half, high=m + half)
+    low, high = m - half, m + half
+    return Mean(mean=m, sd=sd, low=low if lowest is None else float(max(low, lowest)),
+                high=high if highest is None else float(min(high, highest)))
 
 
 def paired(a: Sequence[int], b: Sequence[int]) -> tuple[float, float, float]:

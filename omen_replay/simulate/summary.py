@@ -173,8 +173,10 @@ class Tally:
         return max(half_width(r) for r in self.rates()) if self.n else 1.0
 
 
-def _mean_of(values: Sequence[int]) -> Mean:
-    return mean(sum(values), sum(v * v for v in values), len(values))
+def _mean_of(values: Sequence[int], lowest: int = 0, highest: int | None = None) -> Mean:
+    """The mean of ``values`` (HP, Will, damage, rounds: none below ``lowest``, none above ``highest`` if given),
+    its interval kept within them."""
+    return mean(sum(values), sum(v * v for v in values), len(values), lowest, highest)
 
 
 def summarise(encounter: Encounter, records: Sequence[FightRecord], policies: dict[str, str],
@@ -192,10 +194,10 @@ def summarise(encounter: Encounter, records: Sequence[FightRecord], policies: di
         mine = [rec.combatants[i] for rec in records]
         combatants.append(CombatantSummary(
             id=s.id, name=s.name, side=s.side, max_hp=s.hp, max_will=s.will,
-            hp_left=_mean_of([c.hp for c in mine]), will_left=_mean_of([c.will for c in mine]),
+            hp_left=_mean_of([c.hp for c in mine], 0, s.hp), will_left=_mean_of([c.will for c in mine], 0, s.will),
             dealt=_mean_of([c.dealt for c in mine]), taken=_mean_of([c.taken for c in mine]),
             down=rate(tally.down[s.id], n), falls_first=rate(tally.first[s.id], n),
-            down_round=_mean_of(fell) if (fell := [c.down for c in mine if c.down is not None]) else None))
+            down_round=_mean_of(fell, 1) if (fell := [c.down for c in mine if c.down is not None]) else None))
     histogram = Counter(rec.rounds for rec in records)
     return Summary(
         fights=n,
@@ -203,7 +205,8 @@ def summarise(encounter: Encounter, records: Sequence[FightRecord], policies: di
                                 policy_name=(names or {}).get(policies[side], policies[side]),
                                 defeated_no_winner=rate(tally.no_winner[side], n) if tally.many_sides() else None)
                     for side in encounter.sides),
-        draws=rate(tally.draws, n), all_down=rate(tally.all_down, n), rounds=_mean_of([rec.rounds for rec in records]),
+        draws=rate(tally.draws, n), all_down=rate(tally.all_down, n),
+        rounds=_mean_of([rec.rounds for rec in records], 1),
         rounds_histogram=tuple(sorted(histogram.items())), combatants=tuple(combatants),
         no_one_down=rate(tally.nobody, n), widest=tally.widest(),
         extremes=_extremes(encounter, records, tally))

@@ -955,7 +955,8 @@ def test_ctrl_c_is_said_in_one_line_and_leaves_no_run(tmp_path: Path) -> None:
     assert started.returncode == 130, (said, err)
     assert err.decode().splitlines() == [
         "omen: interrupted (Ctrl-C): what was written is whole (a command is appended whole or not at all; an output "
-        "file is written beside and renamed into place; omen simulate writes its run at the end)"], err
+        "file is written beside and renamed into place; omen simulate writes its run at the end); nothing was "
+        "written: the fights played are not kept"], err  # said plainly (it read as if something were: a tester)
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 

@@ -185,7 +185,8 @@ def test_with_three_sides_a_side_defeated_with_no_winner_is_said_not_a_draw(tmp_
 
 def test_a_bound_that_rounds_to_zero_is_never_minus_zero_and_one_round_is_singular() -> None:
     """Kael deals 1 in the first of 40 fights and nothing in the others: his mean damage dealt, 0.025, has an
-    interval from -0.024 to 0.074, written 0.0 to 0.1 (it was "-0.0"); a difference that rounds to zero is +0.000;
+    interval from 0 (the normal one's -0.024 kept within what damage can be: a simulation tester) to 0.074, written
+    0.0 to 0.1 (it was "-0.0"); a difference that rounds to zero is +0.000;
     with a limit of 1 round, the page says "1 round" (it said "1 rounds")."""
     run = a_run(40)
     encounter = run.encounters[0].encounter
@@ -195,7 +196,7 @@ def test_a_bound_that_rounds_to_zero_is_never_minus_zero_and_one_round_is_singul
             for r in run.encounters[0].records]
     summary = summarise(encounter, recs, dict(run.manifest.policies))
     assert (round(summary.combatants[kael].dealt.low, 3), round(summary.combatants[kael].dealt.high, 3)) == (
-        -0.024, 0.074)
+        0.0, 0.074)
     first = EncounterRun(label="A", encounter=encounter, summary=summary, records=tuple(recs))
     assert run.comparison is not None
     tiny = msgspec.structs.replace(run.comparison.differences[0], difference=-0.0004, paired_low=-0.0004)
@@ -233,3 +234,22 @@ def test_going_down_first_has_its_interval_and_never_going_down_has_no_round() -
     assert row.count('<td class="num">0.0 % (0.0–3.7)</td>') == 2 and row.endswith('<td class="num">–</td>')
     row = page[page.index('<th scope="row">Vesh the Cinder-Hand</th>'):]
     assert '<td class="num">25.0 % (17.5–34.3)</td>\n<td class="num">' in row[:row.index("</tr>")]
+
+
+def test_a_means_interval_stays_within_what_it_can_be_and_one_fight_has_none(tmp_path: Path) -> None:
+    """docs/simulate.md: every mean's interval is within the values it can take (HP left 0 to the sheet's, damage
+    from 0, rounds from 1: a simulation tester read HP left "-0.013" and "14.002" of 14), and a run of one fight has
+    no interval, said so ("3.00 to 3.00" read as certain)."""
+    run = a_run(40)
+    encounter = run.encounters[0].encounter
+    for c in run.encounters[0].summary.combatants:
+        assert 0 <= c.hp_left.low <= c.hp_left.mean <= c.hp_left.high <= c.max_hp
+        assert c.dealt.low >= 0 and c.taken.low >= 0 and c.will_left.low >= 0 and c.will_left.high <= c.max_will
+    assert run.encounters[0].summary.rounds.low >= 1
+    one = summarise(encounter, run.encounters[0].records[:1], dict(run.manifest.policies))
+    out = io.StringIO()
+    write_html(msgspec.structs.replace(run, encounters=(EncounterRun(label="", encounter=encounter, summary=one,
+                                                                      records=run.encounters[0].records[:1]),),
+                                       comparison=None), out, "run.json", {})
+    page = out.getvalue()
+    assert "(one fight: no interval)" in page and "95 %: " not in page.split("How many rounds")[1].split("</figure>")[0]
