@@ -478,13 +478,14 @@ def _clear_fight_pages(folder: Path) -> None:
 
 
 def _print_run(run: Run, saved: str, html: Path | None) -> None:
+    from omen_replay.simulate.report import encounter_name
     from omen_replay.simulate.stats import signed
 
     t = run.timing
     m = run.manifest
     for er in run.encounters:
         s = er.summary
-        title = er.encounter.title or er.encounter.id
+        title = encounter_name(er, run)
         _say(f"[bold]{escape((er.label + ': ') if er.label else '')}{escape(title)}[/]: {s.fights:,} "
              f"fight{'s' if s.fights != 1 else ''}, "
              f"seed {m.seed}" + _stopped(run))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import TextIO
 
 import msgspec
@@ -21,7 +22,7 @@ from .summary import Pick
 
 __all__ = ["Bar", "Bars", "Column", "Histogram", "write_html"]
 
-_WIDTH, _LABEL, _RIGHT, _ROW = 680, 215, 130, 24
+_WIDTH, _LABEL, _RIGHT, _ROW = 680, 215, 170, 24  # the right margin holds "99.8% (98.9%–100.0%)" whole
 _COLOURS = ("#0969da", "#cf222e", "#1a7f37", "#9a6700", "#8250df", "#bf3989")
 
 
@@ -218,7 +219,7 @@ def write_html(run: Run, out: TextIO, run_path: str, fight_pages: dict[tuple[str
         seen: set[int] = set()
         unique = [(k, p) for k, p in picks if not (p.index in seen or seen.add(p.index))]  # type: ignore[func-returns-value]
         encounters.append({
-            "run": er, "charts": _charts(er), "picks": unique,
+            "run": er, "name": encounter_name(er, run), "charts": _charts(er), "picks": unique,
             "pages": {p.index: fight_pages.get((er.label, p.index)) for _k, p in unique},
             "label_option": f" --encounter {er.label}" if er.label else "",
             "log_prefix": f"{er.label.lower()}-" if er.label else ""})
@@ -230,6 +231,17 @@ def write_html(run: Run, out: TextIO, run_path: str, fight_pages: dict[tuple[str
     out.write(page)
 
 
+def encounter_name(er: EncounterRun, run: Run) -> str:
+    """An encounter as the report names it: its title (else its id); where a comparison's two share it, with the
+    file it was read from beside ("The Crypt Gate (crypt-hard.toml)": a tester's comparison read "The Crypt Gate vs
+    The Crypt Gate")."""
+    def plain(e: EncounterRun) -> str:
+        return e.encounter.title or e.encounter.id
+
+    shared = sum(1 for other in run.encounters if plain(other) == plain(er)) > 1
+    return f"{plain(er)} ({PurePath(er.encounter.source).name})" if shared else plain(er)
+
+
 def _title(run: Run) -> str:
-    names = " vs ".join(er.encounter.title or er.encounter.id for er in run.encounters)
+    names = " vs ".join(encounter_name(er, run) for er in run.encounters)
     return f"{names}: {run.manifest.fights:,} simulated fights"

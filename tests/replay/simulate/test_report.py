@@ -253,3 +253,25 @@ def test_a_means_interval_stays_within_what_it_can_be_and_one_fight_has_none(tmp
                                        comparison=None), out, "run.json", {})
     page = out.getvalue()
     assert "(one fight: no interval)" in page and "95 %: " not in page.split("How many rounds")[1].split("</figure>")[0]
+
+
+def test_a_comparison_of_two_encounters_of_one_title_names_each_by_its_file() -> None:
+    """A comparison of two encounters sharing a title is named by each file beside it ("Ember Ford (a.toml) vs Ember
+    Ford (b.toml)": a tester's read "The Crypt Gate vs The Crypt Gate", its sections "A: The Crypt Gate" and "B: The
+    Crypt Gate"); one of two titles stays its title alone."""
+    from omen_replay.simulate.report import encounter_name
+
+    run = a_run(10)
+    a, b = run.encounters
+    same = msgspec.structs.replace(run, encounters=(
+        msgspec.structs.replace(a, encounter=msgspec.structs.replace(a.encounter, title="Ember Ford",
+                                                                     source="/x/a.toml")),
+        msgspec.structs.replace(b, encounter=msgspec.structs.replace(b.encounter, title="Ember Ford",
+                                                                     source="/y/b.toml"))))
+    assert [encounter_name(er, same) for er in same.encounters] == ["Ember Ford (a.toml)", "Ember Ford (b.toml)"]
+    out = io.StringIO()
+    write_html(same, out, "run.json", {})
+    assert "<h2 id=\"enc-1-h\">A: Ember Ford (a.toml)</h2>" in out.getvalue()
+    apart = msgspec.structs.replace(same, encounters=(same.encounters[0], msgspec.structs.replace(
+        same.encounters[1], encounter=msgspec.structs.replace(same.encounters[1].encounter, title="Ember Ford II"))))
+    assert [encounter_name(er, apart) for er in apart.encounters] == ["Ember Ford", "Ember Ford II"]
