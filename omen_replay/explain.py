@@ -389,7 +389,15 @@ class Derivations:
 
     def _undone_by(self, found: Explanation) -> Explanation:
         """An explanation of something undone, its last verdict naming the undo that took it back, the seqs it
-        took and its reason (the title said "[undone]" alone: a tester)."""
+        took and its reason (the title said "[undone]" alone: a tester); and of dice the seed does not confirm, a
+        verdict saying so (a re-sealed log's edited face read beside the term it no longer makes: a tester)."""
+        wrong = [d for d in found.dice if d.seed_confirms is False]
+        if wrong:
+            seqs = ", ".join(dict.fromkeys(str(d.seq) for d in wrong))
+            found = msgspec.structs.replace(found, verdicts=(
+                *found.verdicts, f"the log was changed: {len(wrong)} {'die is' if len(wrong) == 1 else 'dice are'} "
+                                 f"not the seed's face (the roll at seq {seqs}), so the numbers here may not be those "
+                                 "rolled; omen verify says what else differs"))
         if not found.undone:
             return found
         undo = next((u for u in self.landmarks.undos if u.redone_at is None and u.from_seq <= found.seq <= u.to_seq),

@@ -259,6 +259,42 @@ class TestSeed:
         assert unknown.seed == "seeded dice, seed not revealed yet: the faces cannot be checked"
 
 
+    def test_a_face_the_seed_does_not_confirm_is_said_in_a_verdict(self) -> None:
+        """docs/explain.md: Kael's Climb check in a seeded fight whose die's face was edited and the chain re-sealed
+        (as a careful forger would): the die reads "seed DISAGREES" and a last verdict says the log was changed and
+        that its numbers may not be those rolled (the term and the die contradicted each other with nothing said:
+        a maintainer tester); the untouched log has no such verdict."""
+        from omen_core import CheckSpec, MemoryStore, SeededDice
+        from omen_core.events import DiceRolled, seal
+        from omen_core.parts import Die
+
+        seed = bytes(range(32))
+        fight = Fight.start(MemoryStore(), "forged", dice=SeededDice(seed), clock=lambda: 0)
+        fight.join(sheet("kael", skills={"Climb": ("STR", 2)}))
+        fight.join(sheet("vesh", side="raiders"))
+        fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+        fight.reveal_seed()
+        log = list(fight.events)
+        at = next(i for i, r in enumerate(log) if isinstance(r.event, DiceRolled))
+        rolled = log[at].event
+        assert isinstance(rolled, DiceRolled)
+        die = rolled.dice[0]
+        edited = msgspec.structs.replace(rolled, dice=(msgspec.structs.replace(
+            die, face=die.face % die.sides + 1), *rolled.dice[1:]))
+        forged = log[:at]
+        prev = forged[-1].hash
+        for rec in [msgspec.structs.replace(log[at], event=edited), *log[at + 1:]]:
+            forged.append(seal(rec.fight_id, rec.seq, rec.recorded_at, prev, rec.event, rec.batch, rec.batch_size,
+                               rec.salt))
+            prev = forged[-1].hash
+        told = explain(forged, log[at].seq)
+        assert [d.seed_confirms for d in told.dice] == [False] and isinstance(die, Die)
+        assert told.verdicts[-1] == (f"the log was changed: 1 die is not the seed's face (the roll at seq "
+                                     f"{log[at].seq}), so the numbers here may not be those rolled; omen verify says "
+                                     "what else differs")
+        assert not any("the log was changed" in v for v in explain(log, log[at].seq).verdicts)
+
+
 class TestTornLog:
     """A log whose last batch a crash cut short: explain says so, and refuses a seq inside the torn batch as replay
     and status refuse the log (exit 2)."""
