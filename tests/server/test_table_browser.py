@@ -641,6 +641,17 @@ def _manual_fight(server: Server, fight: str, names: tuple[str, ...], player: st
     return str(made["gm_token"]), str(seat["token"])
 
 
+def _skarn_attacks_kael(server: Server, fight: str, gm_token: str) -> None:
+    """In a manual fight of Kael and Skarn, Kael first: Kael engages Skarn and ends his turn, and Skarn attacks him
+    with the maul, so Kael's Interrupt window opens (C24)."""
+    for command in ({"command": "roll_initiative", "dice": [6, 1]},
+                    {"command": "engage", "who": "kael", "others": ["skarn"]},
+                    {"command": "end_turn", "who": "kael"},
+                    {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul"}):
+        status, answer = server.call("POST", f"/fights/{fight}/commands", {"command": command}, token=gm_token)
+        assert status == 201, answer
+
+
 def gm_and_phone(browser: Any, table: str, gm_token: str, player_token: str) -> tuple[Any, Any]:
     """The GM's page of the table at ``table`` (1440 x 900) and a player's on a phone (390 x 844, touch), each
     live."""
@@ -728,12 +739,7 @@ def test_an_interrupts_answers_fit_a_phones_first_screen_and_a_surplus_face_is_s
     server = Server(tmp_path)
     try:
         gm_token, alice_token = _manual_fight(server, "irq", ("kael", "skarn"), "Alice", "kael")
-        for command in ({"command": "roll_initiative", "dice": [6, 1]},
-                        {"command": "engage", "who": "kael", "others": ["skarn"]},
-                        {"command": "end_turn", "who": "kael"},
-                        {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul"}):
-            status, answer = server.call("POST", "/fights/irq/commands", {"command": command}, token=gm_token)
-            assert status == 201, answer
+        _skarn_attacks_kael(server, "irq", gm_token)
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
@@ -1174,12 +1180,7 @@ def test_the_gm_claims_the_high_ground_on_a_reactions_strike(tmp_path: Path) -> 
     watch = Watch(origin)
     try:
         gm_token = str(_created(server, "irqclaim", "manual", ("kael", "skarn"))["gm_token"])  # every die the GM's
-        for command in ({"command": "roll_initiative", "dice": [6, 1]},
-                        {"command": "engage", "who": "kael", "others": ["skarn"]},
-                        {"command": "end_turn", "who": "kael"},
-                        {"command": "declare_attack", "attacker": "skarn", "target": "kael", "weapon": "maul"}):
-            status, answer = server.call("POST", "/fights/irqclaim/commands", {"command": command}, token=gm_token)
-            assert status == 201, answer
+        _skarn_attacks_kael(server, "irqclaim", gm_token)
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
