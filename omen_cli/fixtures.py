@@ -52,7 +52,7 @@ def fixtures_check(
         if r.divergence is not None:
             d = r.divergence
             out.print(f"       first divergence at seq {d.seq}, {escape(d.field)}: expected {escape(d.expected)}, "
-                      f"got {escape(d.got)}")
+                      f"got {escape(d.got)}" + (f" (written in {escape(d.written)})" if d.written else ""))
         for problem in r.problems:
             out.print(f"       {escape(problem)}")
     raise typer.Exit(2 if any(r.broken for r in results) else 0 if all(r.ok for r in results) else 1)

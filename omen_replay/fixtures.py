@@ -34,12 +34,14 @@ __all__ = ["MAX_FIXTURE_BYTES", "Divergence", "FixtureResult", "fixture_dirs", "
 
 
 class Divergence(msgspec.Struct, frozen=True, kw_only=True):
-    """Where a replay first differs from its recording."""
+    """Where a replay first differs from its recording; ``written``: the file that writes what differs, where it is
+    a combatant's sheet (its sheet file, or the scenario for a sheet written in it), else ""."""
 
     seq: int
     field: str
     expected: str
     got: str
+    written: str = ""
 
 
 class FixtureResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -218,11 +220,25 @@ def check(directory: Path) -> FixtureResult:
         events, error = play(directory, scenario)
     except OmenError as exc:
         events, error = [], str(exc)
-    divergence = first_divergence(recorded, events)
+    divergence = _placed(first_divergence(recorded, events), events, scenario)
     if error is not None:
         problems.append(f"the scenario no longer runs to its end: {error}")
     return FixtureResult(name=name, ok=divergence is None and not problems, events=len(recorded),
                          divergence=divergence, problems=tuple(problems))
+
+
+def _placed(divergence: Divergence | None, events: list[StoredEvent], scenario: Scenario) -> Divergence | None:
+    """``divergence`` with the file that writes what differs, where it is a combatant's sheet (a maintainer who
+    changed a sheet file read "seq 2, $.event.sheet.armor.rating" and had to find which file that was: a tester)."""
+    if divergence is None or not divergence.field.startswith("$.event.sheet"):
+        return divergence
+    joined = next((r.event for r in events if r.seq == divergence.seq), None)
+    sheet = getattr(joined, "sheet", None)
+    at = next((i for i, c in enumerate(scenario.combatants) if sheet is not None and c.id == sheet.id), None)
+    if at is None:
+        return divergence
+    origin = scenario.origins[at] if at < len(scenario.origins) else ""
+    return msgspec.structs.replace(divergence, written=origin or scenario.source)
 
 
 def _problems(recorded: list[StoredEvent], raw: bytes, stored: dict[str, Any], report: Report) -> list[str]:

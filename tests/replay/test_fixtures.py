@@ -492,3 +492,20 @@ def test_a_salt_not_the_fixtures_own_is_a_regression_and_record_says_changed(tmp
     change, _count, was = record(copy)
     assert was == "changed" and change is not None and change.field == "$.salt"
     assert check(copy).ok
+
+
+def test_a_changed_sheet_file_is_named_beside_the_divergence(tmp_path: Path) -> None:
+    """docs/fixtures.md: Kael's armor rating edited in the fixture's sheets/kael.toml: the check fails at Kael's
+    joining, the field and both values, and names the sheet file that writes it (a maintainer read only "seq 2,
+    $.event.sheet.armor.rating" and had to find the file: a tester)."""
+    copy = tmp_path / "ember-ford"
+    shutil.copytree(ROOT / "ember-ford", copy)
+    sheet = copy / "sheets" / "kael.toml"
+    text = sheet.read_text()
+    rating = re.search(r"^rating = (\d+)$", text, re.M)
+    assert rating is not None
+    sheet.write_text(text.replace(rating.group(), f"rating = {int(rating.group(1)) + 1}", 1))
+    result = check(copy)
+    assert not result.ok and result.divergence is not None
+    assert result.divergence.field == "$.event.sheet.armor.rating"
+    assert Path(result.divergence.written) == sheet
