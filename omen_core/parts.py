@@ -121,7 +121,8 @@ class RollTotal(Part, frozen=True, kw_only=True):
 
 
 class Encircled(Part, frozen=True, kw_only=True):
-    """The encircled claim of C26: A attackers adjacent to the target, D defenders adjacent to the attacker."""
+    """The encircled claim of C26: A, the attacking side adjacent to the target (the attacker included); D, the
+    target's side adjacent to the attacker (the target included)."""
 
     attackers: Annotated[int, msgspec.Meta(ge=1)]
     defenders: Annotated[int, msgspec.Meta(ge=1)]

@@ -98,9 +98,11 @@ class InputSpec(NamedTuple):
 FREE_INPUTS: dict[str, tuple[InputSpec, ...]] = {
     "situational": (
         InputSpec("situational", "checkbox", "claim the high ground (C27)", "situational.high_ground"),
-        InputSpec("encircled-attackers", "number", "Encircled (C26): attackers adjacent to the target",
+        InputSpec("encircled-attackers", "number",
+                  "Encircled (C26): the attacking side adjacent to the target, the attacker included",
                   "situational.encircled.attackers", "Encircled (C26)"),
-        InputSpec("encircled-defenders", "number", "Encircled (C26): the target's allies adjacent to the attacker",
+        InputSpec("encircled-defenders", "number",
+                  "Encircled (C26): the target's side adjacent to the attacker, the target included",
                   "situational.encircled.defenders", "Encircled (C26)"),
     ),
     "damage_modifiers": (

@@ -30,6 +30,9 @@
   const formErrors = {};
   // the forms whose refusal was "a command already waits for dice": said no longer once nothing is staged
   const stagedErrors = new Set();
+  // the forms whose command could not reach the server, and when: said no longer once the table is read again
+  // later (the page live again shows what the server holds; a tester's GM read a stale "could not be reached")
+  const unreached = new Map();
   function sayAt(form, text) {
     const line = form && form.id ? $(".form-error", form) : null;
     if (!line) {
@@ -44,6 +47,7 @@
     if (!form || !form.id) return;
     delete formErrors[form.id];
     stagedErrors.delete(form.id);
+    unreached.delete(form.id);
     const line = $(".form-error", form);
     if (line) line.textContent = "";
   }
@@ -382,6 +386,13 @@
           refused = 0;
           const failed = $("#message");
           if (failed && failed.dataset.failed === "table") say("", false); // read again: the failure is past
+          for (const [id, when] of unreached) { // a command that could not reach the server, read again since
+            if (Date.now() - when < 1500) continue;
+            unreached.delete(id);
+            delete formErrors[id];
+            const line = document.getElementById(id) ? $(".form-error", document.getElementById(id)) : null;
+            if (line) line.textContent = "";
+          }
           if (answer.status === 204) continue; // nothing changed since the last look
           tag = answer.headers.get("X-Table-Tag") || "";
           const html = await answer.text();
@@ -616,6 +627,7 @@
         }
       } catch (error) {
         sayAt(form, `The server could not be reached: ${error.message}`);
+        if (form.id) unreached.set(form.id, Date.now());
       } finally {
         if (button) button.disabled = false;
         await refresh();

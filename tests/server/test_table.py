@@ -867,8 +867,9 @@ def test_the_gms_attack_form_takes_every_claim_and_a_damage_modifier_a_players_n
         found = dict(re.findall(r'data-path="([^"]+)" data-kind="(\w+)"', form))
         assert found == (paths if offered else {}), (token == table.gm, found)
     gm = fragment(table, table.gm)
-    assert re.search(r'<label for="o-declare_attack-kael-encircled-attackers">Encircled \(C26\): attackers adjacent '
-                     r'to the target</label> <input type="number" id="o-declare_attack-kael-encircled-attackers" '
+    assert re.search(r'<label for="o-declare_attack-kael-encircled-attackers">Encircled \(C26\): the attacking side '
+                     r'adjacent to the target, the attacker included</label> <input type="number" '
+                     r'id="o-declare_attack-kael-encircled-attackers" '
                      r'data-path="situational.encircled.attackers" data-kind="number" value="" min="1">', gm)
     form = gm[gm.index('<form class="command" id="o-declare_attack-kael"'):]
     folded = form[form.index('<details class="more-inputs" id="o-declare_attack-kael-more">'):form.index("</details>")]

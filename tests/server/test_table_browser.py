@@ -1136,8 +1136,10 @@ def test_the_gm_claims_encircled_and_a_damage_modifier_on_the_attack_form(tmp_pa
                 more = attack.locator("details.more-inputs")  # folded: the form's first screen keeps its button
                 expect(more.locator("summary")).to_have_text("Also: Encircled (C26), a damage modifier")
                 more.locator("summary").click()
-                attack.get_by_label("Encircled (C26): attackers adjacent to the target").fill("2")
-                attack.get_by_label("Encircled (C26): the target's allies adjacent to the attacker").fill("1")
+                attack.get_by_label("Encircled (C26): the attacking side adjacent to the target, the attacker "
+                                   "included").fill("2")
+                attack.get_by_label("Encircled (C26): the target's side adjacent to the attacker, the target "
+                                   "included").fill("1")
                 value = attack.get_by_label("damage modifier: its value (+ or \u2212)")
                 value.fill("2")  # the source left empty: said in words (it read "Object missing required field")
                 head = head_of(gm)
@@ -1301,5 +1303,48 @@ def test_the_gm_applies_a_condition_from_a_combatants_chip(tmp_path: Path) -> No
                 browser.close()
         applied = _logged(server, "chipadd", made["gm_token"], "condition_applied")
         assert [(e["who"], e["condition"]) for e in applied] == [("vesh", "Prone")]
+    finally:
+        server.stop()
+
+
+def test_a_command_that_could_not_reach_the_server_is_said_until_the_table_is_read_again(tmp_path: Path) -> None:
+    """docs/server.md ("what a failure said goes once the table is read again"): the GM's Roll initiative is sent
+    while the server is out of reach (its request fails in the network): its form says so; once the table is read
+    again later (another seat's command moves the head), those words go (they stood under the answer after the page
+    was live again, and the GM could not tell whether the press counted: a tester)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    try:
+        made = _created(server, "unreached", "seeded", ("kael", "vesh"))
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.gm_page(browser, f"{origin}/table/unreached", made["gm_token"])
+                cut = {"left": 1}
+
+                def commands_route(route: Any) -> None:
+                    if cut["left"] and route.request.method == "POST":
+                        cut["left"] -= 1
+                        route.abort("connectionrefused")
+                    else:
+                        route.continue_()
+
+                gm.context.route("**/fights/unreached/commands", commands_route)
+                form = gm.locator("form[data-command=roll_initiative]")
+                form.locator("button[type=submit]").click()
+                expect(form.locator(".form-error")).to_contain_text("The server could not be reached")
+                gm.wait_for_timeout(1600)
+                status, answer = server.call("POST", "/fights/unreached/commands",
+                                             {"command": {"command": "apply_condition", "who": "vesh",
+                                                          "condition": "Prone"}}, token=made["gm_token"])
+                assert status == 201, answer
+                expect(gm.locator(".table-panel")).to_have_attribute("data-head", str(answer["head"]["seq"]))
+                expect(gm.locator("form[data-command=roll_initiative] .form-error")).to_have_text("")
+            finally:
+                browser.close()
     finally:
         server.stop()
