@@ -441,6 +441,7 @@ def _flow(state: FightState, history: History | None, unseen: frozenset[str]) ->
     # to be parted (reach and its reactions are between enemies, C23, C24; a GM tester read ally pairs as noise)
     engages = [Engage(who=a, others=(b,), engaged=not state.engaged(a, b)) for a, b in pairs
                if state.engaged(a, b) or state.combatants[a].side != state.combatants[b].side]
+    engages.sort(key=lambda e: not e.engaged)  # engaging first, parting after (a form's first choice parted a pair)
     more = ("each combatant's pairs list at most " f"{MAX_LISTED} others: any pair may be named (the rules check "
             "it when given)") if len(names) > MAX_LISTED + 1 else ""
     yield from _named(state, history, "engage", None, "positions (the GM's)", "free", engages,

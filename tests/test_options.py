@@ -1211,3 +1211,6 @@ def test_engage_offers_each_pair_the_change_it_would_make() -> None:
     fight.engage("kael", "vesh")
     fight.engage("skarn", "vesh")  # allies engaged over the API: offered to be parted
     assert engage_offers() == {("kael", "skarn"): True, ("kael", "vesh"): False, ("skarn", "vesh"): False}
+    # the engagements to make come first, the partings after (the table page's form showed a parting as its first
+    # choice, under a button reading "Engage": a GM tester)
+    assert list(engage_offers().values()) == [True, False, False]

@@ -1348,3 +1348,33 @@ def test_a_command_that_could_not_reach_the_server_is_said_until_the_table_is_re
                 browser.close()
     finally:
         server.stop()
+
+
+def test_a_phone_scrolled_down_sees_that_the_server_is_out_of_reach(tmp_path: Path) -> None:
+    """docs/server.md (Live): on a phone (390x844) scrolled to the foot of the page, the server stopped: the live
+    badge reads "reconnecting" and stands on the screen (it stayed at the page's top, off the screen, and a player
+    saw no sign of the outage: a tester)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    try:
+        made = _created(server, "outage", "seeded", ("kael", "brin", "vesh", "skarn"))
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                            has_touch=True).new_page()
+                phone.set_default_timeout(15_000)
+                phone.goto(f"http://127.0.0.1:{server.port}/table/outage#token={made['gm_token']}")
+                expect(phone.locator("#live")).to_have_text("live")
+                phone.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+                assert phone.evaluate("scrollY") > 844
+                server.stop()
+                expect(phone.locator("#live")).to_have_text("reconnecting")
+                box = phone.locator("#live").bounding_box()
+                assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 844, box
+            finally:
+                browser.close()
+    finally:
+        server.stop()
