@@ -78,6 +78,7 @@ def test_no_seat_can_tell_two_worlds_apart(server: Server, request: pytest.Fixtu
         @example(seed=79, length=50, dice="seeded", hp="hidden")
         @example(seed=13, length=50, dice="manual", hp="exact")  # an undo taken back (redone)
         @example(seed=2, length=50, dice="manual", hp="exact")  # Will conversion offered and chosen
+        @example(seed=4, length=50, dice="manual", hp="exact")  # a rogue's routing window and its choice (C12)
         @given(seed=st.integers(0, 2**32), length=st.integers(20, 70), dice=st.sampled_from(["seeded", "manual"]),
                hp=st.sampled_from(["exact", "banded", "hidden"]))
         def worlds(seed: int, length: int, dice: str, hp: str) -> None:
