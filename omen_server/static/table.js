@@ -968,7 +968,10 @@
         const who = form ? $('select.pair[data-pair="0"]', form) : null;
         if (!form || !who) return;
         const group = form.closest("details");
-        if (group) group.open = true;
+        if (group) {
+          group.open = true;
+          if (group.id) opened[group.id] = true; // kept open across the table's swaps, as a summary's click keeps it
+        }
         who.value = add.dataset.who;
         who.dispatchEvent(new Event("change", { bubbles: true }));
         const condition = $('select.pair[data-pair="1"]', form);

@@ -1269,8 +1269,8 @@ def test_a_page_opened_while_the_server_fails_recovers_and_a_past_failure_is_not
 def test_the_gm_applies_a_condition_from_a_combatants_chip(tmp_path: Path) -> None:
     """C28: the GM presses "+" on Vesh's chip ("Apply a condition to Vesh the Cinder-Hand"): Apply a condition
     opens on Vesh, the condition's select focused; Prone chosen and applied, the log holds it on Vesh (a GM tester
-    counted seven steps from the strip, where a Foundry GM applies one from the token). A phone's chip has no "+"
-    (its corner keeps the name its room)."""
+    counted seven steps from the strip, where a Foundry GM applies one from the token); the group stays open and the
+    focus at its button after. A phone's chip has no "+" (its corner keeps the name its room)."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -1293,6 +1293,10 @@ def test_the_gm_applies_a_condition_from_a_combatants_chip(tmp_path: Path) -> No
                 form.locator('select.pair[data-pair="1"]').select_option("Prone")
                 form.locator("button[type=submit]").click()
                 expect(gm.locator('.chip[data-id="vesh"] .cond[data-condition="Prone"]')).to_have_count(1)
+                # the group stays open and the focus at its button, as after a summary's click (it closed at the
+                # table's swap and the focus fell to the page: a GM tester)
+                expect(gm.locator("#gm-apply_condition")).to_have_attribute("open", "")
+                expect(form.locator("button[type=submit]")).to_be_focused()
                 phone = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
                 phone.set_default_timeout(10_000)
                 phone.goto(f"{origin}/table/chipadd#token={made['gm_token']}")
