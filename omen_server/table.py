@@ -636,10 +636,15 @@ def _note_named(note: str, names: Mapping[str, str]) -> str:
 def _ability_names(offer: Offer, abilities: Mapping[str, str]) -> str:
     """The abilities a ``use_ability`` offer offers, by name (the GM's list of what a combatant may do now said
     "Ability · Ability": found by a tester); "" for any other offer."""
+    return ", ".join(n for n in _offered_names(offer, abilities) if n)
+
+
+def _offered_names(offer: Offer, abilities: Mapping[str, str]) -> list[str]:
+    """The names of the abilities a ``use_ability`` offer's choices use, each once, in order ("" for one unnamed);
+    none for any other offer."""
     if offer.command != "use_ability":
-        return ""
-    named = [abilities.get(str(c.args.get("ability")), "") for c in offer.choices]
-    return ", ".join(dict.fromkeys(n for n in named if n))
+        return []
+    return list(dict.fromkeys(abilities.get(str(c.args.get("ability")), "") for c in offer.choices))
 
 
 def _ability_button(offer: Offer, choices: Sequence[ChoiceView], abilities: Mapping[str, str]) -> str:
@@ -650,7 +655,7 @@ def _ability_button(offer: Offer, choices: Sequence[ChoiceView], abilities: Mapp
         return ""
     if len(choices) == 1:
         return f"Use {choices[0].label}"
-    named = list(dict.fromkeys(abilities.get(str(c.args.get("ability")), "") for c in offer.choices))
+    named = _offered_names(offer, abilities)
     return f"Use {named[0]}" if len(named) == 1 and named[0] else "Use the ability chosen"
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -652,6 +655,17 @@ def _skarn_attacks_kael(server: Server, fight: str, gm_token: str) -> None:
         assert status == 201, answer
 
 
+def phone_page(browser: Any, url: str, timeout: int = 10_000) -> Any:
+    """A phone's page (390 x 844, touch) of the table at ``url`` (its token in the fragment), once it is live."""
+    from playwright.sync_api import expect
+
+    page = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True).new_page()
+    page.set_default_timeout(timeout)
+    page.goto(url)
+    expect(page.locator("#live")).to_have_text("live")
+    return page
+
+
 def gm_and_phone(browser: Any, table: str, gm_token: str, player_token: str) -> tuple[Any, Any]:
     """The GM's page of the table at ``table`` (1440 x 900) and a player's on a phone (390 x 844, touch), each
     live."""
@@ -743,11 +757,7 @@ def test_an_interrupts_answers_fit_a_phones_first_screen_and_a_surplus_face_is_s
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                alice = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                                            has_touch=True).new_page()
-                alice.set_default_timeout(10_000)
-                alice.goto(f"http://127.0.0.1:{server.port}/table/irq#token={alice_token}")
-                expect(alice.locator("#live")).to_have_text("live")
+                alice = phone_page(browser, f"http://127.0.0.1:{server.port}/table/irq#token={alice_token}")
                 buttons = alice.locator("#decision form.answer button[type=submit]")
                 assert buttons.all_inner_texts() == ["Strike with Longsword", "Strike unarmed", "Let it pass"]
                 for i in range(buttons.count()):
@@ -1266,49 +1276,73 @@ def test_a_page_opened_while_the_server_fails_recovers_and_a_past_failure_is_not
         server.stop()
 
 
-def test_the_gm_applies_a_condition_from_a_combatants_chip(tmp_path: Path) -> None:
-    """C28: the GM presses "+" on Vesh's chip ("Apply a condition to Vesh the Cinder-Hand"): Apply a condition
-    opens on Vesh, the condition's select focused; Prone chosen and applied, the log holds it on Vesh (a GM tester
-    counted seven steps from the strip, where a Foundry GM applies one from the token); the group stays open and the
-    focus at its button after. A phone's chip has no "+" (its corner keeps the name its room)."""
-    from playwright.sync_api import expect, sync_playwright
+@dataclass
+class GmAt:
+    """A server holding one seeded fight, its creation answer, the GM's watched page of it (1280 wide, live), the
+    browser and the origin: what :func:`gm_at` yields."""
+
+    server: Server
+    made: dict[str, Any]
+    watch: Watch
+    browser: Any
+    gm: Any
+    origin: str
+
+
+@contextmanager
+def gm_at(tmp_path: Path, fight: str, names: tuple[str, ...] = ("kael", "vesh")) -> Iterator[GmAt]:
+    """A seeded fight of the bundled sheets ``names`` on a server of its own, and the GM's page of it in Chromium;
+    the browser closed and the server stopped after."""
+    from playwright.sync_api import sync_playwright
 
     chromium = find_chromium()
     server = Server(tmp_path)
     origin = f"http://127.0.0.1:{server.port}"
     watch = Watch(origin)
     try:
-        made = _created(server, "chipadd", "seeded", ("kael", "vesh"))
+        made = _created(server, fight, "seeded", names)
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                gm = watch.gm_page(browser, f"{origin}/table/chipadd", made["gm_token"])
-                add = gm.get_by_role("button", name="Apply a condition to Vesh the Cinder-Hand")
-                expect(add).to_have_text("+")
-                add.click()
-                form = gm.locator("form[data-command=apply_condition]")
-                expect(gm.locator("#gm-apply_condition")).to_have_attribute("open", "")
-                expect(form.locator('select.pair[data-pair="0"]')).to_have_value("vesh")
-                expect(form.locator('select.pair[data-pair="1"]')).to_be_focused()
-                form.locator('select.pair[data-pair="1"]').select_option("Prone")
-                form.locator("button[type=submit]").click()
-                expect(gm.locator('.chip[data-id="vesh"] .cond[data-condition="Prone"]')).to_have_count(1)
-                # the group stays open and the focus at its button, as after a summary's click (it closed at the
-                # table's swap and the focus fell to the page: a GM tester)
-                expect(gm.locator("#gm-apply_condition")).to_have_attribute("open", "")
-                expect(form.locator("button[type=submit]")).to_be_focused()
-                phone = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
-                phone.set_default_timeout(10_000)
-                phone.goto(f"{origin}/table/chipadd#token={made['gm_token']}")
-                expect(phone.locator("#live")).to_have_text("live")
-                expect(phone.locator("button.cond-add").first).to_be_hidden()
-                watch.clean_but(400)
+                yield GmAt(server=server, made=made, watch=watch, browser=browser, origin=origin,
+                           gm=watch.gm_page(browser, f"{origin}/table/{fight}", made["gm_token"]))
             finally:
                 browser.close()
-        applied = _logged(server, "chipadd", made["gm_token"], "condition_applied")
-        assert [(e["who"], e["condition"]) for e in applied] == [("vesh", "Prone")]
     finally:
         server.stop()
+
+
+def test_the_gm_applies_a_condition_from_a_combatants_chip(tmp_path: Path) -> None:
+    """C28: the GM presses "+" on Vesh's chip ("Apply a condition to Vesh the Cinder-Hand"): Apply a condition
+    opens on Vesh, the condition's select focused; Prone chosen and applied, the log holds it on Vesh (a GM tester
+    counted seven steps from the strip, where a Foundry GM applies one from the token); the group stays open and the
+    focus at its button after. A phone's chip has no "+" (its corner keeps the name its room)."""
+    from playwright.sync_api import expect
+
+    with gm_at(tmp_path, "chipadd") as at:
+        gm = at.gm
+        add = gm.get_by_role("button", name="Apply a condition to Vesh the Cinder-Hand")
+        expect(add).to_have_text("+")
+        add.click()
+        form = gm.locator("form[data-command=apply_condition]")
+        expect(gm.locator("#gm-apply_condition")).to_have_attribute("open", "")
+        expect(form.locator('select.pair[data-pair="0"]')).to_have_value("vesh")
+        expect(form.locator('select.pair[data-pair="1"]')).to_be_focused()
+        form.locator('select.pair[data-pair="1"]').select_option("Prone")
+        form.locator("button[type=submit]").click()
+        expect(gm.locator('.chip[data-id="vesh"] .cond[data-condition="Prone"]')).to_have_count(1)
+        # the group stays open and the focus at its button, as after a summary's click (it closed at the table's
+        # swap and the focus fell to the page: a GM tester)
+        expect(gm.locator("#gm-apply_condition")).to_have_attribute("open", "")
+        expect(form.locator("button[type=submit]")).to_be_focused()
+        phone = at.watch.page(at.browser.new_context(viewport={"width": 390, "height": 844}))
+        phone.set_default_timeout(10_000)
+        phone.goto(f"{at.origin}/table/chipadd#token={at.made['gm_token']}")
+        expect(phone.locator("#live")).to_have_text("live")
+        expect(phone.locator("button.cond-add").first).to_be_hidden()
+        at.watch.clean_but(400)
+        applied = _logged(at.server, "chipadd", at.made["gm_token"], "condition_applied")
+        assert [(e["who"], e["condition"]) for e in applied] == [("vesh", "Prone")]
 
 
 def test_a_command_that_could_not_reach_the_server_is_said_until_the_table_is_read_again(tmp_path: Path) -> None:
@@ -1316,42 +1350,30 @@ def test_a_command_that_could_not_reach_the_server_is_said_until_the_table_is_re
     while the server is out of reach (its request fails in the network): its form says so; once the table is read
     again later (another seat's command moves the head), those words go (they stood under the answer after the page
     was live again, and the GM could not tell whether the press counted: a tester)."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    chromium = find_chromium()
-    server = Server(tmp_path)
-    origin = f"http://127.0.0.1:{server.port}"
-    watch = Watch(origin)
-    try:
-        made = _created(server, "unreached", "seeded", ("kael", "vesh"))
-        with sync_playwright() as pw:
-            browser = launch(pw, chromium)
-            try:
-                gm = watch.gm_page(browser, f"{origin}/table/unreached", made["gm_token"])
-                cut = {"left": 1}
+    with gm_at(tmp_path, "unreached") as at:
+        gm = at.gm
+        cut = {"left": 1}
 
-                def commands_route(route: Any) -> None:
-                    if cut["left"] and route.request.method == "POST":
-                        cut["left"] -= 1
-                        route.abort("connectionrefused")
-                    else:
-                        route.continue_()
+        def commands_route(route: Any) -> None:
+            if cut["left"] and route.request.method == "POST":
+                cut["left"] -= 1
+                route.abort("connectionrefused")
+            else:
+                route.continue_()
 
-                gm.context.route("**/fights/unreached/commands", commands_route)
-                form = gm.locator("form[data-command=roll_initiative]")
-                form.locator("button[type=submit]").click()
-                expect(form.locator(".form-error")).to_contain_text("The server could not be reached")
-                gm.wait_for_timeout(1600)
-                status, answer = server.call("POST", "/fights/unreached/commands",
-                                             {"command": {"command": "apply_condition", "who": "vesh",
-                                                          "condition": "Prone"}}, token=made["gm_token"])
-                assert status == 201, answer
-                expect(gm.locator(".table-panel")).to_have_attribute("data-head", str(answer["head"]["seq"]))
-                expect(gm.locator("form[data-command=roll_initiative] .form-error")).to_have_text("")
-            finally:
-                browser.close()
-    finally:
-        server.stop()
+        gm.context.route("**/fights/unreached/commands", commands_route)
+        form = gm.locator("form[data-command=roll_initiative]")
+        form.locator("button[type=submit]").click()
+        expect(form.locator(".form-error")).to_contain_text("The server could not be reached")
+        gm.wait_for_timeout(1600)
+        status, answer = at.server.call("POST", "/fights/unreached/commands",
+                                        {"command": {"command": "apply_condition", "who": "vesh",
+                                                     "condition": "Prone"}}, token=at.made["gm_token"])
+        assert status == 201, answer
+        expect(gm.locator(".table-panel")).to_have_attribute("data-head", str(answer["head"]["seq"]))
+        expect(gm.locator("form[data-command=roll_initiative] .form-error")).to_have_text("")
 
 
 def test_a_phone_scrolled_down_sees_that_the_server_is_out_of_reach(tmp_path: Path) -> None:
@@ -1367,11 +1389,8 @@ def test_a_phone_scrolled_down_sees_that_the_server_is_out_of_reach(tmp_path: Pa
         with sync_playwright() as pw:
             browser = launch(pw, chromium)
             try:
-                phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                                            has_touch=True).new_page()
-                phone.set_default_timeout(15_000)
-                phone.goto(f"http://127.0.0.1:{server.port}/table/outage#token={made['gm_token']}")
-                expect(phone.locator("#live")).to_have_text("live")
+                phone = phone_page(browser, f"http://127.0.0.1:{server.port}/table/outage#token={made['gm_token']}",
+                                   timeout=15_000)
                 phone.evaluate("window.scrollTo(0, document.body.scrollHeight)")
                 assert phone.evaluate("scrollY") > 844
                 server.stop()
