@@ -1361,8 +1361,32 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
             reason += one_of(reason, allowed_values(raw, kind, named))
         reason += _misspelt(reason, _raw_at(raw, named.rpartition(".")[0]))
         words = in_words(reason)
-        raise ContentError(source, named, ("" if words.startswith("[C") else _ability_rule(raw, named)) + words,
+        raise ContentError(source, named, _content_rule(raw, kind, named, words) + words,
                            Lines(_text(data), fmt)(named)) from None
+
+
+#: The rule each part of a ruleset configures (docs/content.md, "The ruleset"): the first whose path pattern matches
+#: an error's field path names the rule the error breaks; a ruleset's name and version configure none.
+_RULESET_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), rule) for pattern, rule in (
+    (r"^\$\.skill_attributes\b", "C2"),
+    (r"^\$\.damage_types\b", "C14"),
+    (r"^\$\.economy\.draw\b", "C35"),
+    (r"^\$\.economy\b", "C20"),
+    (r"^\$\.reaction_costs\b", "C22"),
+    (r'^\$\.conditions\.(?:"(?:[^"\\]|\\.)*"|[^.\[]+)\.(?:damage|save_ends)\b', "C40"),
+    (r"^\$\.conditions\b", "C28"),
+))
+
+
+def _content_rule(raw: object, kind: type, path: str, words: str) -> str:
+    """The rule a content error breaks, as its words' prefix (``[C40] ``): an ability's (C37, C38:
+    :func:`_ability_rule`) or a ruleset's part's (:data:`_RULESET_RULES`); "" for words that name their rule
+    already, or a field no rule configures."""
+    if words.startswith("[C") or re.search(r"\(C\d+[;,)]", words):
+        return ""
+    if kind is Ruleset:
+        return next((f"[{rule}] " for pattern, rule in _RULESET_RULES if pattern.match(path)), "")
+    return _ability_rule(raw, path)
 
 
 #: TOML's words for a table written twice: ``Cannot declare ('abilities', 'x') twice``.

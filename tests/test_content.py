@@ -662,18 +662,44 @@ class TestWhatWasExpected:
             decode_content('name = "h"\n[conditions.Q]\nsave_ends = { save = "WIS" }\n', Ruleset, source="r.toml",
                            fmt="toml")
         assert (info.value.path, info.value.line, info.value.reason) == (
-            "$.conditions.Q.save_ends.save", 3, "Invalid enum value 'WIS'; one of: AGI, FCS, INT, RES, STR")
+            "$.conditions.Q.save_ends.save", 3, "[C40] Invalid enum value 'WIS'; one of: AGI, FCS, INT, RES, STR")
         with pytest.raises(ContentError) as info:
             decode_content('name = "h"\n[conditions."Bad Luck"]\ntick = "turn_strt"\n', Ruleset, fmt="toml")
         assert (info.value.path, info.value.reason) == (
             '$.conditions."Bad Luck".tick',
-            "Invalid enum value 'turn_strt'; one of: never, round_end, turn_end, turn_start (did you mean "
+            "[C28] Invalid enum value 'turn_strt'; one of: never, round_end, turn_end, turn_start (did you mean "
             "'turn_start'?)")
         with pytest.raises(ContentError) as info:
             decode_content(GOOD.replace('attribute = "FCS"', 'attribute = "FOC"'), CombatantSheet, fmt="toml")
         assert (info.value.path, info.value.reason) == (
             "$.skills.Perception.attribute", "Invalid enum value 'FOC'; one of: AGI, FCS, INT, RES, STR (did you "
                                              "mean 'FCS'?)")
+
+
+    @pytest.mark.parametrize(("toml", "path", "rule"), [
+        ('[skill_attributes]\nStealth = "LUCK"\n', "$.skill_attributes.Stealth", "[C2] "),
+        ('[damage_types]\nphysical = ["fire"]\nother = ["fire"]\n', "$.damage_types.other[0]", ""),
+        ("[economy]\nactions = -1\n", "$.economy.actions", "[C20] "),
+        ('[economy]\ndraw = "swift"\n', "$.economy.draw", "[C35] "),
+        ("[reaction_costs]\ninterrupt = -2\n", "$.reaction_costs.interrupt", "[C22] "),
+        ("[conditions.Q]\nduration = 2\n", "$.conditions.Q.duration", "[C28] "),
+        ("[conditions.Q]\nmax_stacks = 0\n", "$.conditions.Q.max_stacks", "[C28] "),
+        ('[conditions."Q.r"]\ntick = "turn_end"\ndamage = { flat = -1, damage_type = "fire" }\n',
+         '$.conditions."Q.r".damage.flat', "[C40] "),
+        ('[conditions.Q]\nsave_ends = { save = "RES", against = "INT", timing = "never" }\n',
+         "$.conditions.Q.save_ends.timing", "[C40] "),
+        ('version = 3\n', "$.version", ""),
+    ])
+    def test_a_rulesets_error_names_the_rule_its_part_configures(self, toml: str, path: str, rule: str) -> None:
+        """A ruleset's error is prefixed with the rule the part it is in configures (docs/content.md, "The
+        ruleset": C2 skills, C14 damage types, C20 the economy and C35 its draw, C22 reaction costs, C28 a
+        condition, C40 its damage and save ends); words that name their rule already (C14's "(C14; it lists")
+        and a part no rule configures (the version) take none."""
+        with pytest.raises(ContentError) as info:
+            decode_content(f'name = "h"\n{toml}', Ruleset, source="r.toml", fmt="toml")
+        assert info.value.path == path
+        assert info.value.reason.startswith(rule) and (rule or not info.value.reason.startswith("["))
+        assert "damage_types" not in path or info.value.reason.endswith("once (C13, C14)")
 
 
 def test_a_condition_named_by_a_noun_is_had_not_been() -> None:
