@@ -73,11 +73,18 @@ def fixtures_record(
     if not (directory / "scenario.toml").exists():
         bad_input(f"no fixture {name!r}: {directory / 'scenario.toml'} does not exist")
     with refusals():
-        change, count, was = record(directory)
+        made = record(directory)
+    change, count, was = made.change, made.events, made.was
     wrote(f"fixture {name} recorded ({count} events)")
     if change is None:
         said = {"new": "a new fixture", "unchanged": "unchanged", "unreadable": "the old recording could not be read"}
         out.print(f"recorded {escape(name)}: {count} events ({said[was]})")
     else:
-        out.print(f"recorded {name}: {count} events; changed from seq {change.seq}, {escape(change.field)}: "
+        out.print(f"recorded {escape(name)}: {count} events; changed from seq {change.seq}, {escape(change.field)}: "
                   f"was {escape(change.expected)}, now {escape(change.got)}")
+    if made.end_state is not None:
+        field, before, after = made.end_state
+        out.print(f"  the end state changed too (fingerprint.json): at {escape(field)}, was {escape(before)}, "
+                  f"now {escape(after)}")
+    elif was == "changed":
+        out.print("  the end state is the same (fingerprint.json unchanged)")

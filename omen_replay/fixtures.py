@@ -14,7 +14,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -29,8 +29,8 @@ from .replay import summarise
 from .scenario import Scenario, load_scenario, reveal_at_end, run_scenario
 from .verify import READING, Finding, Report, finding_words, verify_lines
 
-__all__ = ["MAX_FIXTURE_BYTES", "Divergence", "FixtureResult", "fixture_dirs", "orphans", "play", "check", "record",
-           "first_divergence"]
+__all__ = ["MAX_FIXTURE_BYTES", "Divergence", "FixtureResult", "Recording", "fixture_dirs", "orphans", "play",
+           "check", "record", "end_state_change", "first_divergence"]
 
 
 class Divergence(msgspec.Struct, frozen=True, kw_only=True):
@@ -249,14 +249,22 @@ def _problems(recorded: list[StoredEvent], raw: bytes, stored: dict[str, Any], r
         problems.append("the recorded log does not survive a read -> write round trip byte for byte")
     if not report.clean:  # its integrity findings, as omen verify counts them (undo re-rolls and provenance aside)
         problems.append(f"the recorded log has {len(report.problems)} audit finding(s)")
-    ended = fingerprint(recorded)
-    if ended["sha256"] != stored["sha256"]:
-        was, now = dict(_paths(stored["summary"])), dict(_paths(ended["summary"]))
-        field = next((k for k in [*was, *now] if was.get(k, "<missing>") != now.get(k, "<missing>")), "$")
+    moved = end_state_change(stored, fingerprint(recorded))
+    if moved is not None:
+        field, was, now = moved
         problems.append(f"replaying the recorded log no longer gives the end state fingerprint.json records: at "
-                        f"{field}, fingerprint.json says {json.dumps(was.get(field, '<missing>'))}, the log gives "
-                        f"{json.dumps(now.get(field, '<missing>'))}")
+                        f"{field}, fingerprint.json says {was}, the log gives {now}")
     return problems
+
+
+def end_state_change(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, str, str] | None:
+    """The first field at which two fingerprints' end states differ, with its value in each (as JSON;
+    ``"<missing>"`` where one has no such field); None if they are the same."""
+    if old["sha256"] == new["sha256"]:
+        return None
+    was, now = dict(_paths(old["summary"])), dict(_paths(new["summary"]))
+    field = next((k for k in [*was, *now] if was.get(k, "<missing>") != now.get(k, "<missing>")), "$")
+    return field, json.dumps(was.get(field, "<missing>")), json.dumps(now.get(field, "<missing>"))
 
 
 def _unsound(directory: Path, findings: tuple[Finding, ...], error: OmenError | None = None) -> FixtureResult:
@@ -296,9 +304,24 @@ def _own_file(directory: Path, name: str) -> Path:
     return real
 
 
-def record(directory: Path) -> tuple[Divergence | None, int, str]:
+class Recording(NamedTuple):
+    """What re-recording a fixture did (:func:`record`)."""
+
+    change: Divergence | None
+    """The first event that differs from the old recording's (None: the same events, or no old recording)."""
+    events: int
+    """How many events the new recording holds."""
+    was: str
+    """What the old recording was: ``new`` (none), ``unchanged``, ``changed`` or ``unreadable``."""
+    end_state: tuple[str, str, str] | None = None
+    """Where the end state the old fingerprint.json recorded differs from the new one's (:func:`end_state_change`:
+    the field, its old and its new value as JSON); None if it is the same, or there was no sound old one."""
+
+
+def record(directory: Path) -> Recording:
     """Re-record a fixture under the current rules; returns what changed from the old recording (if any), how
-    many events, and what the old recording was: ``new`` (none), ``unchanged``, ``changed`` or ``unreadable``.
+    many events, what the old recording was (``new``, ``unchanged``, ``changed`` or ``unreadable``) and whether its
+    end state changed (:class:`Recording`).
     A scenario that does not give the same events twice (a seeded fight past its ``next_seeds`` draws a random
     seed) is refused: its fixture could never pass; so is a fixture whose files are links out of its folder."""
     old_path, print_path = _own_file(directory, "fight.jsonl"), _own_file(directory, "fingerprint.json")
@@ -319,6 +342,9 @@ def record(directory: Path) -> tuple[Divergence | None, int, str]:
         old = []  # a recording that cannot be read is replaced: re-recording is its remedy
     change = first_divergence(old, events) if old else None
     was = "new" if old is None else "unreadable" if not old else "unchanged" if change is None else "changed"
+    old_print = _fingerprint_of(directory) if print_path.exists() else None
+    new_print = fingerprint(events)
     old_path.write_bytes(b"".join(encode_line(e) + b"\n" for e in events))
-    print_path.write_text(json.dumps(fingerprint(events), indent=2, sort_keys=True) + "\n")
-    return change, len(events), was
+    print_path.write_text(json.dumps(new_print, indent=2, sort_keys=True) + "\n")
+    return Recording(change, len(events), was,
+                     end_state_change(old_print, new_print) if isinstance(old_print, dict) else None)

@@ -73,8 +73,38 @@ def test_record_reports_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyP
     shutil.copytree(ROOT / "ember-ford", copy)
     monkeypatch.setattr(derive, "roll_total", lambda face, bonus, level=0, modifiers=(): real(face, bonus, level,
                                                                                             modifiers) + 100)
-    change, count, was = record(copy)
+    change, count, was, _end_state = record(copy)
     assert change is not None and count > 0 and change.seq > 0 and was == "changed"
+
+
+def test_record_says_whether_the_end_state_changed_too(tmp_path: Path) -> None:
+    """docs/fixtures.md: `omen fixtures record` says the first event that changed and then whether the end state
+    (fingerprint.json) changed too, at its first field with both values: Kael's armor rating 2 raised to 3
+    (armor mitigates the blows he takes, C13) ends with him at 11 HP, not 10; an undo's reason reworded (an event
+    changed, no number) keeps the end state."""
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    root = tmp_path / "fx"
+    shutil.copytree(ROOT / "ember-ford", root / "ember-ford")
+    sheet = root / "ember-ford" / "sheets" / "kael.toml"
+    text = sheet.read_text()
+    assert "\nrating = 2\n" in text
+    sheet.write_text(text.replace("\nrating = 2\n", "\nrating = 3\n", 1))
+    run = CliRunner().invoke(app, ["fixtures", "record", "ember-ford", "--dir", str(root)])
+    assert run.exit_code == 0, run.output
+    said = run.stdout.splitlines()
+    assert said[0].startswith("recorded ember-ford: ") and "; changed from seq 2, $.event.sheet.armor.rating: " \
+        "was 2, now 3" in said[0]
+    assert said[1] == "  the end state changed too (fingerprint.json): at $.combatants[0].hp, was 10, now 11"
+    scenario = root / "ember-ford" / "scenario.toml"
+    text = scenario.read_text()
+    scenario.write_text(text.replace('reason = "vesh was', 'reason = "Vesh was', 1))
+    run = CliRunner().invoke(app, ["fixtures", "record", "ember-ford", "--dir", str(root)])
+    assert run.exit_code == 0, run.output
+    assert "; changed from seq " in run.stdout
+    assert run.stdout.splitlines()[1:] == ["  the end state is the same (fingerprint.json unchanged)"]
 
 
 def test_short_demo_is_its_fixture() -> None:
@@ -207,7 +237,7 @@ def test_record_refuses_a_scenario_that_does_not_repeat(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", duel)
     (duel / "fight.jsonl").unlink()
     (duel / "fingerprint.json").unlink()
-    assert record(duel)[2] == "new" and record(duel)[2] == "unchanged"
+    assert record(duel).was == "new" and record(duel).was == "unchanged"
     text = (duel / "scenario.toml").read_text()
     seeds = f'dice = "seeded"\nseed = "{"ab" * 16}"\nnext_seeds = ["{"cd" * 16}"]'
     seeded = text.replace('dice = "scripted"', seeds, 1)
@@ -383,7 +413,7 @@ def test_record_reveals_a_seeded_fights_seed_at_its_end_as_run_does(tmp_path: Pa
     (duel / "scenario.toml").write_text(seeded + '\n[[commands]]\ncommand = "end_fight"\nnote = "enough"\n')
     from omen_core.events import CommandIssued, SeedRevealed, decode_line
 
-    change, count, was = record(duel)
+    change, count, was, _end_state = record(duel)
     events = [decode_line(line) for line in (duel / "fight.jsonl").read_bytes().splitlines()]
     assert (change, count, was) == (None, 42, "new") and len(events) == 42
     assert isinstance(events[-2].event, CommandIssued) and isinstance(events[-1].event, SeedRevealed)
@@ -489,8 +519,8 @@ def test_a_salt_not_the_fixtures_own_is_a_regression_and_record_says_changed(tmp
     result = check(copy)
     assert not result.ok and not result.broken and result.divergence is not None
     assert (result.divergence.seq, result.divergence.field) == (10, "$.salt")
-    change, _count, was = record(copy)
-    assert was == "changed" and change is not None and change.field == "$.salt"
+    change, _count, was, end_state = record(copy)
+    assert was == "changed" and change is not None and change.field == "$.salt" and end_state is None
     assert check(copy).ok
 
 
