@@ -66,6 +66,30 @@ def test_the_page_for_10000_fights_compared_is_under_200_kb() -> None:
     assert abs(pages[1] - pages[0]) < 5_000, pages
 
 
+def test_a_rounds_column_says_its_count_where_there_is_room() -> None:
+    """The rounds histogram writes each column's count of fights above it (it said it only on hover: a tester) when
+    it has 20 columns at most, and none past that (50 here, 1 to 50 rounds), where the counts would overlap; the
+    hover title stays on every column."""
+    import re
+
+    encounter = load_encounter(EMBER_FORD_2V2)
+    few = [msgspec.structs.replace(r, rounds=1 + r.index % 3) for r in synthetic(encounter, 30, 3)]
+    policies = {"wardens": "aggressive", "raiders": "cautious"}
+    pages = []
+    for records in (few, synthetic(encounter, 300, 4)):
+        run = msgspec.structs.replace(a_run(10), comparison=None, encounters=(EncounterRun(
+            label="", encounter=encounter, summary=summarise(encounter, records, policies), records=tuple(records)),))
+        out = io.StringIO()
+        write_html(run, out, "run.json", {})
+        chart = re.search(r'<svg id="chart-rounds".*?</svg>', out.getvalue(), re.S)
+        assert chart is not None
+        pages.append(chart.group())
+    assert re.findall(r'class="count">(\d+)</text>', pages[0]) == ["10", "10", "10"]
+    assert re.findall(r"<title>(\d+) rounds?: (\d+) fights?</title>", pages[0]) == [("1", "10"), ("2", "10"),
+                                                                                   ("3", "10")]
+    assert 'class="count"' not in pages[1] and pages[1].count("<title>") == 50
+
+
 class TestInABrowser:
     """The report in headless Chromium (Playwright with the system's Chromium): skipped where Chromium is missing,
     unless OMEN_REQUIRE_BROWSER is set (as `.ci/run` does), where a missing browser fails."""
