@@ -50,6 +50,7 @@ class StoryCard:
     against: str = ""
     answered: StoryCard | None = field(default=None, repr=False, compare=False)  # a reaction's: the action's card
     rolled: bool = False  # whether dice the seat sees were rolled in it (an undo of it rewinds a seeded fight's dice)
+    news: list[str] = field(default_factory=list)  # what it did to whom (damage, conditions, leaving): announced
 
 
 #: The cards of the GM's condition commands: announced by what they did ("Kael Arden is Prone"), not by their
@@ -57,10 +58,21 @@ class StoryCard:
 CONDITION_CARDS = frozenset({"apply_condition", "clear_condition"})
 
 
+#: The events whose lines say what a card did to whom, announced after its headline (:func:`card_said`).
+_NEWS = frozenset({"damage_resolved", "condition_applied", "condition_cleared", "combatant_left"})
+#: The most of them an announcement says: a screen reader's line stays short (the card holds them all).
+NEWS_SAID = 3
+
+
 def card_said(card: StoryCard) -> str:
-    """A card's verdict and headline, a condition's card by its lines (``Kael Arden is Prone``)."""
+    """A card's verdict and headline, a condition's card by its lines (``Kael Arden is Prone``), then what it did to
+    whom, the first :data:`NEWS_SAID` of its damage, condition and leaving lines (``HIT: Kael Arden attacks Skarn
+    Gutterjaw. Skarn Gutterjaw takes 9 ...; Skarn Gutterjaw is Dying``; an end of turn's ``Kael Arden is no longer
+    Fatigued``: a keyboard tester heard only the headline)."""
     headline = "; ".join(card.lines) if card.kind in CONDITION_CARDS and card.lines else card.headline
-    return f"{card.verdict}: {headline}" if card.verdict else headline
+    said = f"{card.verdict}: {headline}" if card.verdict else headline
+    news = [line for line in card.news if line != headline][:NEWS_SAID]
+    return f"{said}. {'; '.join(news)}" if news and card.kind not in CONDITION_CARDS else said
 
 
 Names = Mapping[str, str]
@@ -617,7 +629,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                     if batch_card.headline.endswith(GM_GAVE) and not card.headline.endswith(GM_GAVE):
                         card.headline += GM_GAVE  # the action the GM declared for the seat's own combatant (an
                         # attack the GM gave for a player's read as hers: a tester)
-                    card.seq, card.lines = batch_card.seq, list(batch_card.lines)
+                    card.seq, card.lines, card.news = batch_card.seq, list(batch_card.lines), list(batch_card.news)
                     card.seqs, card.batches = list(batch_card.seqs), set(batch_card.batches)
                     card.rolled = batch_card.rolled
                 cards.append(card)
@@ -629,6 +641,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                     if batch_card in cards:  # the answer's command card is the action's card now
                         cards.remove(batch_card)
                     card.lines += batch_card.lines
+                    card.news += batch_card.news
                     card.rolled = card.rolled or batch_card.rolled
                 by_batch[rec.batch] = card
         else:
@@ -648,6 +661,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.lines += told
         elif text and text != card.headline:
             card.lines.append(text)
+            if kind in _NEWS:
+                card.news.append(text.removesuffix(GM_GAVE))
             if kind in _OUTCOME or (kind == "decision_answered" and e.get("choice") == "use"):
                 card.outcome.append(text)  # an answer used is of the outcome: the damage after it is its (a tester)
             if kind == "hit_determined" and e.get("hit") and e.get("crit"):

@@ -297,6 +297,11 @@
         || panel.dataset.seat !== "gm" || panel.dataset.physical === "yes");
     }
 
+    // A control's name as a reader hears it (its label, else its words), to find it again in a new panel.
+    function nameOf(el) {
+      return (el.getAttribute("aria-label") || el.textContent || "").trim().replace(/\s+/g, " ");
+    }
+
     // What the user had in the old panel, put back into the new one: values, checks, open details, the focus.
     function swap(html) {
       const holder = $("#panel");
@@ -310,8 +315,13 @@
       const lost = !focused && sentFrom && (!document.activeElement || document.activeElement === document.body)
         ? sentFrom : "";
       sentFrom = "";
-      const focusId = focused ? (focused.id || (focused.form && focused.form.id ? `sent:${focused.form.id}` : ""))
-        : lost ? `sent:${lost}` : "";
+      const focusId = focused ? (focused.id || (focused.form && focused.form.id ? `sent:${focused.form.id}` : "")
+        || "named") : lost ? `sent:${lost}` : "";
+      // a control with no id of its own (a chip's "+", a Copy button, a summary, a link) is found again by its
+      // kind and its name within the nearest place that has an id (it fell to the page's body: a keyboard tester)
+      const within = focused && !focused.id ? focused.parentElement.closest("[id]") : null;
+      const named = focused && !focused.id ? { tag: focused.tagName, name: nameOf(focused),
+        within: within && within !== holder ? within.id : "" } : null;
       holder.innerHTML = html;
       for (const [id, value] of Object.entries(kept)) {
         const el = document.getElementById(id);
@@ -338,8 +348,10 @@
       }
       if (focusId) {
         const sent = focusId.startsWith("sent:") ? document.getElementById(focusId.slice(5)) : null;
-        const target = focusId.startsWith("sent:") ? (sent ? $("button[type=submit]", sent) : null)
-          : document.getElementById(focusId);
+        const again = named ? $$(named.tag, (named.within && document.getElementById(named.within)) || holder)
+          .find((el) => nameOf(el) === named.name) : null;
+        const target = again || (focusId.startsWith("sent:") ? (sent ? $("button[type=submit]", sent) : null)
+          : focusId === "named" ? null : document.getElementById(focusId));
         // the reader's place went with the change (an answered decision, a form no longer offered): kept at the
         // decision now open, or else at the top card and the fight bar, not dropped to the page's top (WCAG 2.4.3)
         const place = target || $("#decision-h", holder) || $("#top-card", holder) || $("#fight-bar", holder);
@@ -958,6 +970,25 @@
         const { said } = undoPreview(form);
         line.textContent = said ? `Undoes ${said}` : "Nothing to undo yet.";
       }
+    });
+    // An in-page link (the "Also now" list, the skip link) goes to its place without touching the address: the
+    // seat's token is the address's fragment, and a link's "#o-..." replaced it, so a reload lost the seat (found by
+    // a keyboard tester). The place is opened (its details), scrolled to and focused: a form at its first control.
+    document.addEventListener("click", (event) => {
+      const link = event.target.closest && event.target.closest('a[href^="#"]');
+      const goal = link ? document.getElementById(decodeURIComponent(link.getAttribute("href").slice(1))) : null;
+      if (!goal) return;
+      event.preventDefault();
+      for (let d = goal.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) {
+        d.open = true;
+        if (d.id) opened[d.id] = true;
+      }
+      const control = goal.matches("button, input, select, textarea, a[href]") ? goal
+        : $$("button, input:not([type=hidden]), select, textarea", goal).find((el) => !el.disabled
+          && el.getClientRects().length) || null;
+      if (!control && !goal.hasAttribute("tabindex")) goal.setAttribute("tabindex", "-1");
+      goal.scrollIntoView({ block: "start" });
+      (control || goal).focus({ preventScroll: true });
     });
     shell.addEventListener("click", (event) => {
       // a chip's "+": Apply a condition opened on that combatant, the condition's select next (a Foundry GM applies

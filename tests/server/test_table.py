@@ -108,7 +108,8 @@ class TestFragment:
         said = (f"turns the hit on a {need} or more on the d8" if 1 < need <= 8 else "whatever the die shows"
                 if need <= 1 else f"it would need {need} on a d8")
         assert said in text
-        assert '<kbd>1</kbd>' in text and 'data-shortcut="1"' in text
+        assert '<kbd aria-hidden="true">1</kbd>' in text and 'data-shortcut="1"' in text
+        assert 'aria-keyshortcuts="1"' in text  # the key is the button's shortcut, not a word of its name
 
     def test_a_player_gets_only_its_own_commands_and_readable_cards(self, table: Any) -> None:
         """A player's fragment has forms only for its own combatants' player commands, and its log is cards of
@@ -1279,7 +1280,8 @@ def test_an_abilitys_answer_is_labelled_with_its_name_and_says_its_summary_besid
     for token, who in ((bob, ""), (table.gm, "Vesh the Cinder-Hand: ")):
         text = fragment(table, token)
         buttons = [(html.unescape(t or ""), d, html.unescape(words)) for t, d, words in re.findall(
-            r'<button type="submit" class="big"(?: title="([^"]*)")? aria-describedby="([^"]*)"><kbd>\d</kbd> '
+            r'<button type="submit" class="big"(?: title="([^"]*)")? aria-describedby="([^"]*)" '
+            r'aria-keyshortcuts="\d"><kbd aria-hidden="true">\d</kbd> '
             r'([^<]*)</button>', text)]
         assert [(t, words) for t, _d, words in buttons] == [(summary, f"{who}Use Riposte"),
                                                             ("", f"{who}Pass: let it be")]
@@ -1860,6 +1862,32 @@ class TestForScreenReaders:
         assert table.command({"command": "clear_condition", "who": "kael", "condition": "Prone"}).status_code == 201
         assert _announce(fragment(table, alice)) == "Kael Arden is no longer Prone. Your turn: Kael Arden"
 
+    def test_an_announcement_says_what_a_card_did_to_whom(self, table: Any) -> None:
+        """WCAG 4.1.3: a card is announced with what it did, its damage, conditions and leavings after its headline
+        (a keyboard tester heard "HIT: Kael Arden attacks Skarn Gutterjaw" and not that Skarn was down and Dying, and
+        "End of turn: Kael Arden" without the condition that ended with it). Kael's critical Longsword hit on Vesh
+        (8 on the d8 primary die, C7: + 2 STR bonus + 2 crit bonus + 4 WD = 16, Vesh's armor 1: 15, C12, C13)
+        takes her 12 HP to 0: Dying (C36); a Prone until the start of Vesh's next turn ends with Kael's turn (C40)."""
+        table.create(dice="manual", names=("kael", "vesh", "skarn"))
+        alice = _seat(table, "Alice", "kael")
+        assert table.command({"command": "roll_initiative", "dice": [6, 1, 1]}).status_code == 201
+        assert table.command({"command": "declare_attack", "attacker": "kael", "target": "vesh",
+                              "weapon": "longsword", "dice": [8, 6, 1]}).status_code == 201
+        assert table.command({"command": "answer_active_defense", "defender": "vesh", "defense": None}).status_code \
+            == 201
+        assert _announce(fragment(table, table.gm)) == (
+            "HIT, CRITICAL: Kael Arden attacks Vesh the Cinder-Hand with Longsword. 15 slashing damage to Vesh the "
+            "Cinder-Hand's HP (8 on the primary die + 2 bonus + 2 crit bonus + 4 WD = 16, armor \u2212 1 = 15); Vesh "
+            "the Cinder-Hand is Dying. Round 1: Kael Arden's turn")
+        assert _announce(fragment(table, alice)).endswith(  # Vesh's armor is not Alice's to see
+            "(8 on the primary die + 2 bonus + 2 crit bonus + 4 WD = 16, before the target's mitigation (C13)); Vesh "
+            "the Cinder-Hand is Dying. Your turn: Kael Arden")
+        assert table.command({"command": "apply_condition", "who": "kael", "condition": "Prone",
+                              "until": "start_of_next_turn", "of": "skarn"}).status_code == 201
+        assert table.command({"command": "end_turn", "who": "kael"}).status_code == 201
+        assert _announce(fragment(table, alice)).startswith(
+            "End of turn: Kael Arden (given by the GM). Kael Arden is no longer Prone. ")
+
     def test_the_end_is_announced_as_the_fight_bar_says_it_once(self, table: Any) -> None:
         """The raiders yield: every seat's page announces "The fight is over: the raiders yielded", the fight bar's
         words, and nothing more ("THE END: The end. The fight is over" said neither how nor once); the seed
@@ -1918,7 +1946,8 @@ class TestForScreenReaders:
                          "dice": [1, 2, 1]}):
             assert table.command(command).status_code == 201
         text = fragment(table, table.gm)
-        buttons = re.findall(r'<button type="submit" class="big" aria-describedby="([^"]*)">', text)
+        buttons = re.findall(r'<button type="submit" class="big" aria-describedby="([^"]*)" aria-keyshortcuts="\d">',
+                             text)
         assert len(buttons) == 3  # Dodge, Parry (Vesh's knife), Decline
         for described in buttons:
             ids = described.split()

@@ -1401,3 +1401,47 @@ def test_a_phone_scrolled_down_sees_that_the_server_is_out_of_reach(tmp_path: Pa
                 browser.close()
     finally:
         server.stop()
+
+
+def test_an_in_page_link_keeps_the_token_and_a_named_control_keeps_the_focus(tmp_path: Path) -> None:
+    """docs/server.md (the seat's token is the link's fragment; the table fetched again keeps "the focus"): the GM
+    follows "Also now" to the attack form by the keyboard: the address keeps its ``#token=`` (the link replaced it,
+    and a reload lost the seat: a keyboard tester), the focus goes to the form's first control, and a reload still
+    shows the GM's table. The focus on a control with no id of its own (a chip's "+") stays on it when the table
+    changes under it (another command), where it fell to the page's body; the top card, focused by the page,
+    shows a ring; at 320 CSS px the page reflows."""
+    from playwright.sync_api import expect
+
+    with gm_at(tmp_path, "inpage") as at:
+        gm = at.gm
+        token = at.made["gm_token"]
+        status, answer = at.server.call("POST", "/fights/inpage/commands", {"command": {"command": "roll_initiative"}},
+                                        token=token)
+        assert status == 201, answer
+        link = gm.locator("#also a.also-item[data-command=declare_attack]")
+        link.focus()
+        gm.keyboard.press("Enter")
+        assert gm.evaluate("location.hash") == f"#token={token}"
+        target = link.get_attribute("href")
+        assert target is not None
+        expect(gm.locator(f"{target} select, {target} button").first).to_be_focused()
+        gm.reload()
+        expect(gm.locator("#live")).to_have_text("live")
+        expect(gm.locator(".table-panel")).to_have_attribute("data-seat", "gm")
+        add = gm.get_by_role("button", name="Apply a condition to Vesh the Cinder-Hand")
+        add.focus()
+        status, answer = at.server.call("POST", "/fights/inpage/commands", {"command": {
+            "command": "apply_condition", "who": "kael", "condition": "Prone"}}, token=token)
+        assert status == 201, answer
+        expect(gm.locator(".table-panel")).to_have_attribute("data-head", str(answer["head"]["seq"]))
+        expect(gm.get_by_role("button", name="Apply a condition to Vesh the Cinder-Hand")).to_be_focused()
+        # WCAG 2.4.7: where the page puts a keyboard reader (the top card, tabindex=-1) shows a ring (it was none)
+        gm.keyboard.press("Tab")
+        gm.evaluate("document.getElementById('top-card').focus()")
+        assert gm.evaluate("getComputedStyle(document.getElementById('top-card')).outlineStyle") == "dashed"
+        # WCAG 1.4.10: at 320 CSS px (1280 at 400 % zoom) the GM's page reflows, no sideways scroll (the chips two
+        # to a row made it 352 px wide: the keyboard tester)
+        gm.set_viewport_size({"width": 320, "height": 600})
+        gm.wait_for_timeout(100)
+        assert gm.evaluate("document.documentElement.scrollWidth") <= 320
+        at.watch.clean_but(400)
