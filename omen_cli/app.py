@@ -106,6 +106,11 @@ class _Guarded(TyperGroup):
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:
         """Run the command line; every exit code is one of :data:`EXIT_CODES`."""
+        _FORMAT.clear()  # (what an earlier run in this process asked for is not this one's)
+        given = list(sys.argv[1:] if args is None else args)
+        if any(a == "--log-format=json" or (a == "--log-format" and given[i + 1:i + 2] == ["json"])
+               for i, a in enumerate(given)):
+            _FORMAT["stderr"] = "json"  # a usage error found before the group's callback runs is JSON too
         try:
             code = super().main(args=args, prog_name="omen", complete_var=complete_var,
                                 standalone_mode=False, windows_expand_args=windows_expand_args, **extra)
@@ -244,10 +249,27 @@ def _wrong_value(exc: Any) -> str | None:
 
 
 def say(line: str) -> None:
-    """A line on standard error (nothing if it cannot be written either)."""
+    """A line on standard error (nothing if it cannot be written either); under ``--log-format json`` a JSON object
+    as omen's log lines are (``{"event": "notice", "level": "warning", "message": ...}``: a note ``info``, a
+    warning ``warning``; an error, a usage error's, ``{"event": "error", "level": "error", ...}``), so that every
+    line there parses."""
+    if _FORMAT.get("stderr") == "json":
+        import json
+
+        found = re.match(r"omen: (warning|note|error): ", line)
+        kind = found[1] if found else ""
+        level = {"note": "info", "error": "error"}.get(kind, "warning")
+        line = json.dumps({"event": "error" if kind == "error" else "notice", "level": level,
+                           "message": line[found.end():] if found else line.removeprefix("omen: ")},
+                          ensure_ascii=False)
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
+
+
+#: How this invocation writes omen's own lines on standard error: ``{"stderr": "json"}`` under ``--log-format
+#: json`` (set by the group's callback), else empty.
+_FORMAT: dict[str, str] = {}
 
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False, cls=_Guarded,
@@ -367,6 +389,9 @@ def _root(
 ) -> None:
     _WRITTEN.clear()
     _FIRST.clear()
+    _FORMAT.clear()
+    if log_format is LogFormat.json:
+        _FORMAT["stderr"] = "json"
     if log_level.lower() not in {"debug", "info", "warning", "error"}:
         bad_input(f"--log-level must be debug, info, warning or error, not {log_level!r}")
     ctx.call_on_close(_close_opened)
@@ -379,14 +404,49 @@ def _written_said() -> str:
     return f"; but omen had written: {'; '.join(_WRITTEN.values())}" if _WRITTEN else ""
 
 
-def bad_input(message: str, code: int = 2) -> NoReturn:
+def bad_input(message: str, code: int = 2, error: OmenError | None = None) -> NoReturn:
     """One line on standard error, ``omen: error: ...``, and the exit code: 2 (bad input, nothing written), 1 (a
-    lost race), or 3 if the command had written something (the line then says what)."""
+    lost race), or 3 if the command had written something (the line then says what). Under ``--log-format json``
+    the line is a JSON object (``{"event": "error", "level": "error", ...}`` and the error's facts); a command
+    asked for ``--json`` also prints ``{"error": {...}}`` on standard output (:mod:`omen_cli.errors`), so a
+    script reads the rule, the field and the line without parsing words."""
+    written = "; ".join(_WRITTEN.values())
     if _WRITTEN:
         message += _written_said()
         code = REPORT_LOST
+    as_json = bool(_params().get("as_json"))
+    if as_json or _FORMAT.get("stderr") == "json":
+        import msgspec
+
+        from .errors import ErrorReport, facts_of
+
+        facts = facts_of(message.removesuffix(_written_said()) if written else message, code, error, written)
+        if as_json:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stdout.write(msgspec.json.encode(ErrorReport(error=facts)).decode() + "\n")
+                sys.stdout.flush()
+        if _FORMAT.get("stderr") == "json":
+            line = {"event": "error", "level": "error", **msgspec.to_builtins(facts)}
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(msgspec.json.encode(line).decode() + "\n")
+                sys.stderr.flush()
+            raise typer.Exit(code)
     err.print(f"[bold red]omen: error:[/] {escape(message)}")
     raise typer.Exit(code)
+
+
+def _context() -> Any:
+    """The click context of the command running, None outside one."""
+    import importlib
+
+    core = typer.Context.__mro__[1].__module__  # typer vendors click: its globals beside its core
+    return importlib.import_module(core.rsplit(".", 1)[0] + ".globals").get_current_context(silent=True)
+
+
+def _params() -> dict[str, Any]:
+    """The parameters of the command running (its click context's), empty outside one."""
+    context = _context()
+    return dict(context.params) if context is not None else {}
 
 
 @contextlib.contextmanager
@@ -403,10 +463,7 @@ def refusals() -> Iterator[None]:
 def usage_said(message: str) -> str:
     """A usage error's words with the ``--help`` to read (README: "a usage error names the --help to read"), that of
     the command running (``omen verify``), as typer's own usage errors say it (:func:`_usage_error`)."""
-    import importlib
-
-    core = typer.Context.__mro__[1].__module__  # typer vendors click: its globals beside its core
-    context = importlib.import_module(core.rsplit(".", 1)[0] + ".globals").get_current_context(silent=True)
+    context = _context()
     return f"{message} (see '{context.command_path} --help')" if context is not None else message
 
 
@@ -470,7 +527,7 @@ def guarded(exc: OmenError) -> NoReturn:
     from omen_core.errors import ConcurrencyError
 
     _log().info("command_failed", error=type(exc).__name__, message=str(exc))
-    bad_input(str(exc), 1 if isinstance(exc, ConcurrencyError) else 2)
+    bad_input(str(exc), 1 if isinstance(exc, ConcurrencyError) else 2, exc)
 
 
 def store_at(url: str) -> EventStore:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -207,7 +208,8 @@ def do_cmd(
                                                        "and its fields); faces in its dice field.")] = None,
     file: Annotated[Path | None, typer.Option("--file", "-f", metavar="FILE",
                                                               help="Read the command from this file (.json or "
-                                                                   ".toml).")] = None,
+                                                                   ".toml); - reads it from standard input.")]
+    = None,
     seed: Annotated[str | None, typer.Option(envvar="OMEN_SEED", show_envvar=True,
                                              metavar="HEX",
                                              help="The seed of a seeded fight (hex), to roll its dice, or the "
@@ -237,7 +239,7 @@ def do_cmd(
     from omen_core import Fight, ManualDice, SeededDice
     from omen_core.commands import RevealSeed
     from omen_core.dice import FacesNeeded, SurplusFaces
-    from omen_core.errors import RuleViolation
+    from omen_core.errors import ConcurrencyError, InvalidDieFace, RuleViolation
     from omen_core.walk import StoreSource, done_under_key
     from omen_replay.narrate import Narrator
     from omen_replay.replay import DoResult
@@ -248,6 +250,10 @@ def do_cmd(
     following = seed_option(next_seed, "--next-seed")
     if following is not None and len(following) < 16:
         bad_input("--next-seed: a dice seed is at least 16 bytes of hex")
+    if file is not None and str(file) == "-":  # the command on standard input (a pipe, a here-document)
+        if command is not None:
+            bad_input("give the command as an argument or with --file, not both or neither")
+        command, file = _stdin_command(), None
     with refusals():
         parsed = _given_command(command, file)
         if following is not None and not isinstance(parsed, RevealSeed):
@@ -269,6 +275,7 @@ def do_cmd(
             if parsed.next_commitment and parsed.next_commitment != commitment(following):
                 bad_input("--next-seed and the command's next_commitment both name the fresh seed (C42), and they "
                           "differ: --next-seed does not hash to it; give one of them")
+        fresh: str | None = None  # the fresh seed a reveal made here, in --json's output (C42)
         done = done_under_key(StoreSource(store, fight_id), parsed)  # a retry: done already (the key names the
         # command; --by is only for the record, so a retry by another name is the same command)
         dice = SeededDice(seed_bytes, successors=[following] if following else ()) if seed_bytes is not None \
@@ -294,19 +301,26 @@ def do_cmd(
             try:
                 stored = live.execute(parsed, by=by)
             except FacesNeeded as exc:
-                if live.state.dice == "seeded" and seed_bytes is None:
-                    bad_input(f"{exc} (or give --seed HEX to roll this seeded fight's own dice)")
-                raise _at_dice(exc, parsed, command, file) from None
-            except SurplusFaces as exc:
+                seedless = live.state.dice == "seeded" and seed_bytes is None
+                raise _at_dice(exc, parsed, command, file, f"{exc} (or give --seed HEX to roll this seeded fight's "
+                               "own dice)" if seedless else str(exc)) from None
+            except (SurplusFaces, InvalidDieFace) as exc:
                 raise _at_dice(exc, parsed, command, file) from None
             except RuleViolation as exc:
                 raise _placed(exc, parsed, command, file) from None
-            appended(stored)
-            _say_fresh_seed(live, dice, following is None)
+            except ConcurrencyError:  # another writer came first: with this command under this key, a retry raced
+                done = done_under_key(StoreSource(store, fight_id), parsed)  # its first try, which is done: so is
+                if not done:  # this one (docs/live.md, "Retries")
+                    raise
+                live = Fight.load(store, fight_id, dice=dice, snapshots=open_snapshots(log_url))
+                stored, before = done, live.state_after(done[0].seq - 1)
+            else:
+                appended(stored)
+                fresh = _say_fresh_seed(live, dice, following is None)
         found = live.options(offers=as_json or show_options)
     if as_json:
-        stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found,
-                                                  already_done=bool(done))).decode() + "\n")
+        stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found, already_done=bool(done),
+                                                  next_seed=fresh)).decode() + "\n")
         if done and (told := _recorded_by(stored[0].event, by)):  # beside the JSON, as a note on standard error
             say(f"omen: note: the command was done before{told}")
         return
@@ -359,18 +373,21 @@ def _placed(refused: Any, parsed: Command, command: str | None, file: Path | Non
     return placed_refusal(refused, source, text, fmt) or refused
 
 
-def _at_dice(refused: Exception, parsed: Command, command: str | None, file: Path | None) -> Exception:
-    """Too few or too many faces for the dice a command rolls, named at its ``dice`` where the command is written
-    (``roll.json:3: ... (at $.dice)``), as the server names ``$.command.dice``; a command given without faces
-    (a manual fight's), as it is."""
-    from omen_core.errors import ContentError
+def _at_dice(refused: Exception, parsed: Command, command: str | None, file: Path | None,
+             words: str | None = None) -> Exception:
+    """Too few or too many faces for the dice a command rolls, or a face its die cannot show, named at its ``dice``
+    (a face: at its own place, ``$.dice[2]``) where the command is written (``roll.json:3: ... (at $.dice)``), as
+    the server names ``$.command.dice``, in ``words`` (by default the refusal's own); a command given without faces
+    (a manual fight's), as it is, or in ``words`` (a :class:`BadInput`)."""
+    from omen_core.errors import BadInput, ContentError, InvalidDieFace
     from omen_core.locate import Lines
 
     written = _written(command, file) if parsed.dice is not None else None
     if written is None:
-        return refused
+        return refused if words is None or words == str(refused) else BadInput(words)
     source, text, fmt = written
-    return ContentError(source, "$.dice", str(refused), Lines(text, fmt)("$.dice"))
+    at = f"$.dice[{refused.index}]" if isinstance(refused, InvalidDieFace) and refused.index is not None else "$.dice"
+    return ContentError(source, at, words or str(refused), Lines(text, fmt)(at))
 
 
 def _recorded_by(issued: Any, by: str) -> str:
@@ -384,14 +401,28 @@ def _recorded_by(issued: Any, by: str) -> str:
             "record)")
 
 
-def _say_fresh_seed(live: Any, dice: Any, made_here: bool) -> None:
+def _say_fresh_seed(live: Any, dice: Any, made_here: bool) -> str | None:
     """After a reveal in a fight that goes on (C42): the fight's dice now come from a fresh seed; one made here
-    is said once, on standard error (it is as secret as the first: the log holds only its commitment)."""
+    is said once, on standard error (it is as secret as the first: the log holds only its commitment), and
+    returned, in hex, for ``--json``'s ``next_seed``; None where there is none, or it was given."""
     if live.dice is dice or not hasattr(live.dice, "seed"):
-        return
+        return None
     shown = live.dice.seed.hex() if made_here else "the one given with --next-seed"
     say(f"omen: the seed revealed is spent (C42): this fight's dice now come from a fresh seed, committed to at "
-         f"seq {live.version}: {shown}. Keep it secret; give it as --seed (or OMEN_SEED) from now on.")
+        f"seq {live.version}: {shown}. Keep it secret; give it as --seed (or OMEN_SEED) from now on.")
+    return str(live.dice.seed.hex()) if made_here else None
+
+
+def _stdin_command() -> str:
+    """The command read from standard input (``--file -``): at most 1 MiB of UTF-8."""
+    data = sys.stdin.buffer.read(MAX_COMMAND_BYTES + 1)
+    if len(data) > MAX_COMMAND_BYTES:
+        bad_input("the command on standard input is larger than 1 MiB, the most a command may be")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad_input(f"the command on standard input is not valid UTF-8: byte 0x{data[exc.start]:02x} at offset "
+                  f"{exc.start}")
 
 
 def _given_command(command: str | None, file: Path | None) -> Command:

@@ -1,5 +1,6 @@
-"""``omen schema``: the JSON Schemas of a stored event, a command, the options, ``omen do``'s output, a simulation's
-run, an ability library file, a sheet and a ruleset; and the OpenAPI document ``omen serve`` publishes."""
+"""``omen schema``: the JSON Schemas of a stored event, a command, the options, ``omen do``'s output, an error as
+``--json`` prints it, a simulation's run, an ability library file, a sheet and a ruleset; and the OpenAPI document
+``omen serve`` publishes."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class SchemaOf(str, Enum):
     command = "command"
     options = "options"
     do = "do"
+    error = "error"
     simulation = "simulation"
     content = "content"
     sheet = "sheet"
@@ -37,15 +39,16 @@ def schema(
     of: Annotated[SchemaOf, typer.Option(
         "--of", help="Which schema: a stored event (the envelope and every event type), a command (any "
                      "command, as omen do and a scenario's [[commands]] take it), the options (omen status "
-                     "--json), what omen do --json prints, a simulation's run (omen simulate --json and its "
+                     "--json), what omen do --json prints, what a command asked for --json prints when it fails "
+                     "(error), a simulation's run (omen simulate --json and its "
                      "run file), an ability library file (content: docs/abilities.md), a combatant's sheet or a "
                      "ruleset file (docs/content.md); or the OpenAPI document of omen serve (openapi: every "
                      "resource, its parameters and the schemas of its bodies, as GET /schema/openapi.json "
                      "serves it).")] = SchemaOf.event,
 ) -> None:
-    """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, a
-    simulation's run, an ability library file, a combatant's sheet or a ruleset file; or omen serve's OpenAPI
-    document."""
+    """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, an error as
+    --json prints it, a simulation's run, an ability library file, a combatant's sheet or a ruleset file; or omen
+    serve's OpenAPI document."""
     import json
 
     import msgspec
@@ -60,7 +63,8 @@ def schema(
 
     schemas: dict[str, Any] = {"event": event_schema, "command": lambda: msgspec.json.schema(Command),
                                "options": lambda: msgspec.json.schema(Options),
-                               "do": lambda: msgspec.json.schema(DoResult), "simulation": _simulation_schema,
+                               "do": lambda: msgspec.json.schema(DoResult), "error": _error_schema,
+                               "simulation": _simulation_schema,
                                "content": lambda: msgspec.json.schema(AbilityLibrary),
                                "sheet": lambda: msgspec.json.schema(CombatantSheet),
                                "ruleset": lambda: msgspec.json.schema(Ruleset), "openapi": openapi_document}
@@ -84,6 +88,14 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: The schemas of what omen reads from a user (commands and content), whose whole numbers are bounded (rulings,
 #: docs/rulings.md "Limits"); the others describe what omen writes.
 _TAKEN = frozenset({"command", "content", "sheet", "ruleset"})
+
+
+def _error_schema() -> Any:
+    import msgspec
+
+    from .errors import ErrorReport
+
+    return msgspec.json.schema(ErrorReport)
 
 
 def _simulation_schema() -> Any:

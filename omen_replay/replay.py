@@ -59,6 +59,10 @@ class DoResult(msgspec.Struct, frozen=True, kw_only=True):
     events: tuple[StoredEvent, ...]
     options: Options
     already_done: bool = False
+    next_seed: str | None = None
+    """After a ``reveal_seed`` in a fight that goes on, the fresh seed (hex) omen drew for it (C42): as secret as
+    the first, the log holds only its commitment; give it as ``--seed`` from then on. None otherwise (and where it
+    was given with ``--next-seed``)."""
 
 
 def step_through(records: Iterable[StoredEvent]) -> Iterator[Step]:

@@ -11,6 +11,7 @@ cases run in process (typer's CliRunner); the few that need a real standard outp
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -140,6 +141,14 @@ def argvs(draw: st.DrawFn) -> list[str]:
     return argv
 
 
+def _parses(line: str) -> bool:
+    """Whether ``line`` is one JSON object."""
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
 def _assert_no_crash(output: str, code: int, exception: BaseException | None, argv: list[str],
                      stderr: str = "") -> None:
     """No traceback, no uncaught exception, an exit code the CLI documents, and an error said in one line."""
@@ -147,8 +156,12 @@ def _assert_no_crash(output: str, code: int, exception: BaseException | None, ar
     assert TRACEBACK not in output, (argv, output)
     assert code in (0, 1, 2, 3), (argv, code, output)
     if code in (2, 3) and not stderr.startswith("Usage:"):  # (a group given alone prints its help)
-        errors = [line for line in stderr.splitlines() if line.startswith("omen: error: ")]
+        errors = [line for line in stderr.splitlines()  # (under --log-format json, an error is a JSON object)
+                  if line.startswith(("omen: error: ", '{"event": "error"', '{"event":"error"'))]
         assert len(errors) == 1, (argv, stderr)
+        if any(a == "--log-format=json" or (a == "--log-format" and argv[i + 1:i + 2] == ["json"])
+               for i, a in enumerate(argv)):  # every line omen writes on stderr is JSON then (README)
+            assert all(_parses(line) for line in stderr.splitlines()), (argv, stderr)
     assert (Path.cwd() / "elsewhere" / "1.json").read_text() == "precious", argv  # nothing followed the link
 
 

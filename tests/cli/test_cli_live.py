@@ -563,9 +563,17 @@ class TestDoRefusals:
         log = set_up(tmp_path, "seeded")
         assert "kael's initiative: check d6" in refused(log, {"command": "roll_initiative"})
 
-    def test_refusal_with_json_prints_no_json(self, window_log: Path) -> None:
-        """A refused command under `--json` prints nothing on stdout (a consumer reads the exit code and stderr)."""
-        assert refused(window_log, {"command": "end_turn", "who": "kael"}, "--json").startswith("omen: error:")
+    def test_refusal_with_json_prints_the_error_as_json(self, window_log: Path) -> None:
+        """A refused command under `--json` prints its error as JSON on stdout, and nothing else (no events, no
+        options): `{"error": {"kind": "IllegalOrder", "rule": "lifecycle", ...}}` (docs/live.md, "Errors for a
+        script"); its line on stderr as ever; nothing written."""
+        before = files_in(window_log.parent)
+        result = do(window_log, {"command": "end_turn", "who": "kael"}, "--json")
+        assert result.exit_code == 2 and files_in(window_log.parent) == before
+        error = json.loads(result.stdout)
+        assert list(error) == ["error"] and (error["error"]["kind"], error["error"]["rule"]) == (
+            "IllegalOrder", "lifecycle")
+        assert result.stderr.startswith("omen: error: [lifecycle] the turn cannot end")
 
     def test_refusal_names_no_seq_beyond_the_log(self, setup_log: Path) -> None:
         """A refusal does not point at a seq the log does not have."""
@@ -930,3 +938,86 @@ class TestRevealMidFight:
         check = {"command": "static_check", "check": {"who": "kael", "attribute": "FCS"}, "difficulty": 3}
         assert do(log, check, "--seed", said[1]).exit_code == 0
         assert omen("verify", str(log), "--seed", said[1]).exit_code == 0
+
+
+class TestForScripts:
+    """What a script driving ``omen do`` reads (docs/live.md, "From a script"): the command on standard input, a
+    fresh seed in the JSON, a retry that raced its first try, faces named where they are written."""
+
+    def test_a_command_on_standard_input(self, turn_log: Path) -> None:
+        """`--file -` reads the command from standard input (a command between 128 KiB, a single argument's most
+        on Linux, and 1 MiB had to go through a file: a bot tester); refused there, it is named "the command" with
+        its line and field, nothing written."""
+        result = runner.invoke(app, ["do", str(turn_log), "--file", "-"],
+                               input='command = "end_turn"\nwho = "kael"\n')
+        assert result.exit_code == 0, result.output
+        assert lines(turn_log)[-1]["event"]["type"] == "turn_started"
+        before = turn_log.read_bytes()
+        result = runner.invoke(app, ["do", str(turn_log), "--file", "-"], input='command = "end_turn"\nwho = "ash"\n')
+        assert result.exit_code == 2 and turn_log.read_bytes() == before
+        said = " ".join(result.stderr.split())
+        assert said.startswith("omen: error: the command:2: [setup] no combatant 'ash'") and said.endswith(
+            "(at $.who)"), said
+        both = runner.invoke(app, ["do", str(turn_log), '{"command":"end_turn","who":"vesh"}', "--file", "-"],
+                             input="")
+        assert both.exit_code == 2 and "not both or neither" in both.stderr
+
+    def test_a_fresh_seed_is_in_the_json(self, tmp_path: Path) -> None:
+        """C42: `omen do reveal_seed --seed S --json` in a fight that goes on prints the fresh seed omen drew as
+        `next_seed` (it was only in words on standard error: a bot tester); it hashes to the commitment the log
+        holds, and rolls the fight's dice from then on; with --next-seed given, `next_seed` is null."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        result = do(log, {"command": "reveal_seed"}, "--seed", SEED, "--json")
+        assert result.exit_code == 0, result.output
+        printed = json.loads(result.stdout)
+        schema_validator(DO_SCHEMA).validate(printed)
+        fresh = printed["next_seed"]
+        assert lines(log)[-1]["event"]["commitment"] == hashlib.sha256(bytes.fromhex(fresh)).hexdigest()
+        check = {"command": "static_check", "check": {"who": "kael", "attribute": "FCS"}, "difficulty": 3}
+        assert do(log, check, "--seed", fresh).exit_code == 0
+        again = do(log, {"command": "reveal_seed"}, "--seed", fresh, "--next-seed", "ee" * 32, "--json")
+        assert again.exit_code == 0 and json.loads(again.stdout)["next_seed"] is None
+
+    def test_a_retry_that_raced_its_first_try_is_found_done(self, turn_log: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+        """docs/live.md (Retries): a retry under the same idempotency key that loses the race to its own first try
+        (two processes at once: the first appends while the second decides) is found done, exit 0,
+        `already_done`, nothing appended twice (it exited 1, "at version 20, not the expected 17": a bot tester);
+        another command that loses a race still exits 1."""
+        from omen_core import Fight
+        from omen_core.store import JsonlStore
+
+        real = Fight.execute
+        raced = {"left": 1}
+
+        def first_try_lands_meanwhile(self: Any, command: Any, **kw: Any) -> Any:
+            if raced["left"]:
+                raced["left"] -= 1
+                other = Fight.load(JsonlStore.single(turn_log), "ford")
+                real(other, command, **kw)  # the other process's try, appended while this one decided
+            return real(self, command, **kw)
+
+        monkeypatch.setattr(Fight, "execute", first_try_lands_meanwhile)
+        end = {"command": "end_turn", "who": "kael"}
+        result = do(turn_log, end, "--idempotency-key", "k1", "--json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["already_done"] is True
+        assert [e["event"]["type"] for e in lines(turn_log)].count("turn_ended") == 1
+        raced["left"] = 1
+        lost = do(turn_log, {"command": "end_turn", "who": "vesh"}, "--json")
+        assert lost.exit_code == 1
+        assert json.loads(lost.stdout)["error"]["kind"] == "ConcurrencyError"
+
+    def test_faces_in_a_seeded_fight_without_the_seed_and_a_face_too_big_are_placed(self, tmp_path: Path) -> None:
+        """Too few faces in a seeded fight given without --seed, and a face its die cannot show, are named where
+        the command is written, its line and field, as other faces are (they were not: a bot tester)."""
+        log = set_up(tmp_path, dice="seeded")
+        said = refused(log, {"command": "roll_initiative", "dice": [1]})
+        assert said.startswith("omen: error: the command:1: ") and said.endswith(
+            "(or give --seed HEX to roll this seeded fight's own dice) (at $.dice)"), said
+        (tmp_path / "m").mkdir()
+        manual = set_up(tmp_path / "m")
+        said = refused(manual, {"command": "roll_initiative", "dice": [2, 9]})
+        assert said.startswith("omen: error: the command:1: die face 9 is not possible on a d8") and said.endswith(
+            "(at $.dice[1])"), said
