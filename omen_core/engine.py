@@ -82,6 +82,7 @@ from .errors import (
     OmenError,
     RuleViolation,
     SeedMismatch,
+    UnknownSeq,
     expect,
 )
 from .events import (
@@ -453,8 +454,12 @@ class Fight:
 
     def state_after(self, seq: int) -> FightState:
         """The state just after the event at ``seq``, as the log stands now (a recent one kept in memory, else
-        walked from the latest usable snapshot)."""
-        kept = self._recent.get(expect(seq, int, "seq", "a seq (a whole number)"))
+        walked from the latest usable snapshot); ``0``: before the first event. A seq the log has no event at
+        (below 0, past the head) is :class:`~omen_core.errors.UnknownSeq` (it gave the state at the nearest end)."""
+        expect(seq, int, "seq", "a seq (a whole number)")
+        if isinstance(seq, bool) or not 0 <= seq <= self.version:
+            raise UnknownSeq(seq, 1, self.version, f"fight {self.fight_id!r}")
+        kept = self._recent.get(seq)
         if kept is not None:
             return kept
         return state_at(StoreSource(self.store, self.fight_id), self.snapshots, seq)

@@ -18,6 +18,8 @@ __all__ = [
     "ContentError",
     "InvalidCommand",
     "InvalidArgument",
+    "UnknownSeq",
+    "NoStore",
     "RuleViolation",
     "UnknownCombatant",
     "DiceError",
@@ -93,6 +95,25 @@ def expect(value: T, kinds: type | tuple[type, ...], parameter: str, expected: s
     if not isinstance(value, kinds):
         raise InvalidArgument(parameter, expected, value)
     return value
+
+
+class UnknownSeq(BadInput, ValueError):
+    """A seq the fight's log has no event at: ``seq``, and the seqs it has, ``first`` to ``last`` (``last`` 0: no
+    event yet); ``where`` names the log. Nothing was written."""
+
+    def __init__(self, seq: int, first: int, last: int, where: str = "this log"):
+        self.seq, self.first, self.last, self.where = seq, first, last, where
+        held = f"seq {first} to {last}" if last >= first else "no event yet"
+        super().__init__(f"{where}: no event with seq {seq} ({held})")
+
+
+class NoStore(BadInput):
+    """A store URL that names no store (a form omen does not know), or a store that is not there where it must be
+    (a log, a database, a directory of logs, to read): ``url`` as given, ``reason`` why. Nothing was created."""
+
+    def __init__(self, url: str, reason: str):
+        self.url, self.reason = url, reason
+        super().__init__(f"{url}: {reason}")
 
 
 class KeyReused(BadInput):

@@ -224,15 +224,20 @@ TRANSITIONS: list[dict[str, Any]] = [
 
 
 class IllegalOrder(RuleViolation):
-    """A command or event that does not fit the current step; names the step and the legal next steps."""
+    """A command or event that does not fit the current step; names the step and the legal next steps.
+
+    ``step``: the action's step now; ``trigger`` and ``legal``: the lifecycle machine's own words, the transition
+    tried and those it takes from here (``decide``, ``pay``: an event's place in the lifecycle, what an audit of a
+    log names); ``legal_now``: for a refused command, what is accepted now in command words, as ``options()`` says
+    them (``answer_active_defense by vesh (Active Defense, C8)``), None for an event out of place."""
 
     def __init__(self, step: Step, trigger: str, legal: list[str], seq: int | None = None,
                  rule: str = "lifecycle", why: str = "", command: str = "", legal_now: list[str] | None = None):
         self.step, self.trigger, self.legal, self.seq, self.why = step, trigger, legal, seq, why
+        self.legal_now = legal_now
         where = f"seq {seq}: " if seq is not None else ""
         why = f"{why}; " if why else ""
         if legal_now is not None:  # a command refused: say it in command words, as options() does
-            self.legal_now = legal_now
             super().__init__(rule, f"{why}{command or 'this command'} is not accepted now: the action is at "
                                    f"'{step.value}'; legal now: {'; '.join(legal_now)}")
             return

@@ -23,7 +23,7 @@ from omen_core.decide import passed_over_at
 from omen_core.decisions import deferred_words, waiting_point
 from omen_core.derive import bonus_source, hit_numbers, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
-from omen_core.errors import BadInput, InvalidArgument, LogCorrupted, TornTail
+from omen_core.errors import InvalidArgument, LogCorrupted, TornTail, UnknownSeq
 from omen_core.events import (
     DEFERRED_SOURCE,
     DYING_REASON,
@@ -578,7 +578,7 @@ def explain(source: Source, seq: int, seed: bytes | None = None,
     walk(source, explainer)
     if explainer.found is None:
         where = getattr(source, "where", "") or "this log"
-        raise BadInput(f"{where}: no event with seq {seq} (seq 1 to {explainer.last})")
+        raise UnknownSeq(seq, 1, explainer.last, where)
     found = explainer.found
     if torn is None:
         return found

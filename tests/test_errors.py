@@ -30,7 +30,72 @@ class TestHierarchy:
         assert issubclass(kind, BadInput)
 
 
+    def test_every_public_error_of_every_package_derives_from_the_root(self) -> None:
+        """README: "Every error omen raises on purpose is an OmenError": every public exception class of every
+        module of omen_core, omen_replay and omen_server is one (the simulation's PolicyError and RunError were
+        ValueErrors alone: a tester embedding omen), but the walk's and the extensions' control flow, never raised
+        to a caller (StopWalk ends a visitor's walk early; ExtensionCrash carries an extension's failure out of an
+        odds preview to where it is named; AnswerTaken tells a seat's answer from another's in the server)."""
+        import importlib
+        import inspect
+        import pkgutil
+
+        flow = {"StopWalk", "ExtensionCrash", "AnswerTaken"}
+        found = {}
+        for package in ("omen_core", "omen_replay", "omen_server"):
+            root = importlib.import_module(package)
+            for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+                if info.name.endswith("__main__"):  # (a program, run when imported)
+                    continue
+                module = importlib.import_module(info.name)
+                for name, value in vars(module).items():
+                    if inspect.isclass(value) and issubclass(value, BaseException) and not name.startswith("_") \
+                            and value.__module__ == info.name:
+                        found[name] = value
+        assert {"PolicyError", "RunError", "SimulationError", "IllegalOrder"} <= set(found)
+        from litestar.exceptions import HTTPException
+
+        others = sorted(n for n, kind in found.items() if not issubclass(kind, (OmenError, HTTPException)))
+        assert others == sorted(flow)  # (an HTTPException is the server's answer to a request, not raised to a caller)
+
+
 class TestFields:
+    def test_a_seq_the_log_has_no_event_at_is_named_with_the_seqs_it_has(self) -> None:
+        """Fight.state_after and explain refuse a seq past the head or below 0 alike, UnknownSeq carrying the seq
+        and the range (it gave the state at the nearest end, silently: a tester embedding omen); seq 0 is the
+        state before the first event."""
+        from omen_core import Fight, ManualDice, MemoryStore
+        from omen_core.content import load_sheet
+        from omen_replay.explain import explain_records
+        from tests.server.test_app import SHEETS
+
+        fight = Fight.start(MemoryStore(), "duel", dice=ManualDice(),
+                            combatants=[load_sheet(SHEETS / "kael.toml"), load_sheet(SHEETS / "vesh.toml")])
+        last = fight.version
+        for seq in (-5, last + 1, 9999):
+            with pytest.raises(errors.UnknownSeq) as info:
+                fight.state_after(seq)
+            assert (info.value.seq, info.value.first, info.value.last) == (seq, 1, last)
+            assert str(info.value) == f"fight 'duel': no event with seq {seq} (seq 1 to {last})"
+        assert fight.state_after(last) == fight.state and fight.state_after(0).combatants == {}
+        with pytest.raises(errors.UnknownSeq) as found:
+            explain_records(fight.events, 9999)
+        assert (found.value.seq, found.value.last) == (9999, last)
+
+    def test_a_store_url_that_names_no_store_carries_it(self) -> None:
+        """open_store of a URL of no known form, and open_existing_store of a log that is not there, are NoStore
+        with the URL as given (only the words said it: a tester embedding omen); nothing is created."""
+        from omen_core.store import open_existing_store, open_store
+
+        with pytest.raises(errors.NoStore) as info:
+            open_store("ftp://x")
+        assert info.value.url == "ftp://x" and "accepted forms" in str(info.value)
+        with pytest.raises(errors.NoStore) as gone:
+            open_existing_store("nowhere/fight.jsonl")
+        assert gone.value.url == "nowhere/fight.jsonl"
+        assert str(gone.value).startswith("nowhere/fight.jsonl: no such log")
+
+
     def test_concurrency_error_fields(self) -> None:
         """ConcurrencyError carries fight id, expected and actual version, and says nothing was written."""
         exc = ConcurrencyError("f", 3, 5)

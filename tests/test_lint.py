@@ -48,3 +48,23 @@ def test_ruff_is_clean_on_the_packages_the_tests_and_the_benchmarks() -> None:
     the tests, the benchmarks and the examples."""
     result = run("ruff", "check", *CHECKED)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_every_python_example_in_the_docs_type_checks_as_copied(tmp_path: Path) -> None:
+    """README: omen ships its types, so `mypy --strict` on a tool built on it is clean: every ```python block of the
+    README and docs/ is, copied as it stands (a block that goes on from the one before it, as docs/live.md's "From
+    Python" blocks go on from the first's `fight`, after it), type-checked strict (two failed: `end_turn` given
+    `state.turn`, which may be None, and an unannotated function: a tester embedding omen)."""
+    copied = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)
+        kept = ""
+        for i, block in enumerate(blocks):
+            kept = kept + "\n" + block if "fight" in block and "fight =" not in block and kept else block
+            path = tmp_path / f"{doc.stem.replace('-', '_')}_{i}.py"
+            path.write_text(kept)
+            copied.append(str(path))
+    assert len(copied) >= 8, copied
+    result = run("mypy", "--strict", "--no-warn-unused-configs", *copied)
+    assert result.returncode == 0, result.stdout + result.stderr

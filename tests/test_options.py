@@ -548,7 +548,7 @@ class TestWaiting:
         with pytest.raises(IllegalOrder) as info:
             fight.end_turn("kael")
         assert fight.events == before
-        legal = info.value.legal_now
+        legal = present(info.value.legal_now)
         assert legal[0] == f"{' or '.join(waiting.answers)} by {', '.join(waiting.who)} ({waiting.title}, " \
                            f"{waiting.rule})"
         assert legal[-1] == "the GM's end_fight or undo"

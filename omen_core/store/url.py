@@ -7,7 +7,7 @@ import os
 import shlex
 import stat
 
-from ..errors import BadInput, StoreUnavailable, expect
+from ..errors import NoStore, StoreUnavailable, expect
 from .base import EventStore, not_regular
 from .jsonl import JsonlStore
 from .memory import MemoryStore
@@ -58,12 +58,12 @@ def open_existing_store(url: str) -> EventStore:
     if url.startswith("sqlite:") and url != "sqlite::memory:":
         path = _sqlite_path(url)
         if not _is_file(path, "a database"):
-            raise BadInput(f"{url}: no such database ({path} does not exist)")
+            raise NoStore(url, f"no such database ({path} does not exist)")
     elif url.endswith(".jsonl"):
         if not _is_file(url, "a log"):
-            raise BadInput(f"{url}: no such log (omen run SCENARIO --log {shlex.quote(url)} starts a fight there)")
+            raise NoStore(url, f"no such log (omen run SCENARIO --log {shlex.quote(url)} starts a fight there)")
     elif url.endswith(("/", os.sep)) and not os.path.isdir(url):
-        raise BadInput(f"{url}: no such directory of logs")
+        raise NoStore(url, "no such directory of logs")
     return open_store(url)
 
 
@@ -120,8 +120,10 @@ def _sqlite_path(url: str) -> str:
     return rest
 
 
-def _bad(url: str, why: str = "") -> BadInput:
+def _bad(url: str, why: str = "") -> NoStore:
     """The error for a URL that names no store."""
     forms = "; ".join(ACCEPTED_FORMS)
     lead = f"cannot open an event store from {url!r}" + (f" ({why})" if why else "")
-    return BadInput(f"{lead}; accepted forms: {forms}")
+    error = NoStore(url, f"{lead}; accepted forms: {forms}")
+    error.args = (f"{lead}; accepted forms: {forms}",)  # (its words as they were: the URL is in them already)
+    return error

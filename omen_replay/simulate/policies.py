@@ -56,6 +56,7 @@ from omen_core.commands import (
     UseAbility,
 )
 from omen_core.content import Ability, CombatantSheet, DealDamage, Save
+from omen_core.errors import BadInput
 from omen_core.hooks import Cost
 from omen_core.options import Odds
 from omen_core.seats import HP_BANDS, CombatantView
@@ -120,7 +121,7 @@ class Policy(Protocol):
         ...
 
 
-class PolicyError(ValueError):
+class PolicyError(BadInput, ValueError):
     """A policy that cannot be loaded (an unknown name, a module or attribute not found, not a policy)."""
 
 

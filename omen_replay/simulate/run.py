@@ -28,6 +28,7 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 
 from omen_core.engine import CommandMemo
+from omen_core.errors import BadInput
 from omen_core.seats import HpDisplay
 
 from .encounter import Encounter, digest_of
@@ -126,7 +127,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     timing: Timing
 
 
-class RunError(ValueError):
+class RunError(BadInput, ValueError):
     """A run that cannot be made or read: bad options, an unreadable run file, an index out of the run."""
 
 
