@@ -186,20 +186,18 @@ def replay_cmd(
 
 def _print_steps(steps: Iterator[Step], as_json: bool) -> None:
     """Each event, its narrative, and the resources after it (undone events marked, state unmoved)."""
-    import json
-
     import msgspec
 
     from omen_replay.narrate import Narrator
-    from omen_replay.replay import summarise
+    from omen_replay.replay import StepLine, summarise
 
     narrator = Narrator()
     for step in steps:
         rec, state, undone = step.rec, step.after, step.voided
         if as_json:
-            line = {"seq": rec.seq, "type": type(rec.event).__struct_config__.tag, "undone": undone,
-                    "state": msgspec.to_builtins(summarise(state))}
-            stdout.write(json.dumps(line) + "\n")
+            line = StepLine(seq=rec.seq, type=str(type(rec.event).__struct_config__.tag), undone=undone,
+                            state=summarise(state))
+            stdout.write(msgspec.json.encode(line).decode() + "\n")
             continue
         told = list(narrator.tell(rec, undone))
         if not told:  # an event the narrative leaves silent (a command_issued): its seq and type, not a bare state

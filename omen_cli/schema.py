@@ -26,6 +26,10 @@ class SchemaOf(str, Enum):
     options = "options"
     do = "do"
     error = "error"
+    verify = "verify"
+    state = "state"
+    step = "step"
+    explanation = "explanation"
     simulation = "simulation"
     content = "content"
     sheet = "sheet"
@@ -40,7 +44,9 @@ def schema(
         "--of", help="Which schema: a stored event (the envelope and every event type), a command (any "
                      "command, as omen do and a scenario's [[commands]] take it), the options (omen status "
                      "--json), what omen do --json prints, what a command asked for --json prints when it fails "
-                     "(error), a simulation's run (omen simulate --json and its "
+                     "(error), omen verify --json's report (verify), the state omen replay --json and omen run "
+                     "--json print (state), a line of omen replay --steps --json (step), omen explain --json "
+                     "(explanation), a simulation's run (omen simulate --json and its "
                      "run file), an ability library file (content: docs/abilities.md), a combatant's sheet or a "
                      "ruleset file (docs/content.md); or the OpenAPI document of omen serve (openapi: every "
                      "resource, its parameters and the schemas of its bodies, as GET /schema/openapi.json "
@@ -58,12 +64,16 @@ def schema(
     from omen_core.events import event_schema
     from omen_core.limits import bound_wholes
     from omen_core.options import Options
+    from omen_replay.explain import Explanation
     from omen_replay.output import output_file
-    from omen_replay.replay import DoResult
+    from omen_replay.replay import DoResult, StateSummary, StepLine
 
     schemas: dict[str, Any] = {"event": event_schema, "command": lambda: msgspec.json.schema(Command),
                                "options": lambda: msgspec.json.schema(Options),
                                "do": lambda: msgspec.json.schema(DoResult), "error": _error_schema,
+                               "verify": _verify_schema, "state": lambda: msgspec.json.schema(StateSummary),
+                               "step": lambda: msgspec.json.schema(StepLine),
+                               "explanation": lambda: msgspec.json.schema(Explanation),
                                "simulation": _simulation_schema,
                                "content": lambda: msgspec.json.schema(AbilityLibrary),
                                "sheet": lambda: msgspec.json.schema(CombatantSheet),
@@ -88,6 +98,23 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 #: The schemas of what omen reads from a user (commands and content), whose whole numbers are bounded (rulings,
 #: docs/rulings.md "Limits"); the others describe what omen writes.
 _TAKEN = frozenset({"command", "content", "sheet", "ruleset"})
+
+
+def _verify_schema() -> Any:
+    """What ``omen verify --json`` prints: the audit's report, and whether it is clean and strictly clean."""
+    import msgspec
+
+    from omen_replay.verify import Report
+
+    document: dict[str, Any] = msgspec.json.schema(Report)
+    name = document["$ref"].rsplit("/", 1)[1]
+    report = document["$defs"][name]
+    report["properties"].update({
+        "clean": {"type": "boolean", "description": "No integrity finding (undo re-rolls and dice provenance aside): "
+                                                   "exit 0"},
+        "strict_clean": {"type": "boolean", "description": "No finding at all: exit 0 with --strict"}})
+    report["required"] = sorted({*report.get("required", ()), "clean", "strict_clean"})
+    return document
 
 
 def _error_schema() -> Any:

@@ -13,7 +13,7 @@ from omen_core.store import EventStore, SnapshotStore
 from omen_core.walk import LinesSource, Step, StoreSource, project, replay, state_at
 from omen_core.walk import step_through as walk_steps
 
-__all__ = ["CombatantSummary", "StateSummary", "DoResult", "replay_store", "replay_records", "step_through",
+__all__ = ["CombatantSummary", "StateSummary", "StepLine", "DoResult", "replay_store", "replay_records", "step_through",
            "summarise"]
 
 
@@ -50,6 +50,16 @@ class StateSummary(msgspec.Struct, frozen=True, kw_only=True):
     end_reason: str | None
     end_side: str | None
     combatants: tuple[CombatantSummary, ...]
+
+
+class StepLine(msgspec.Struct, frozen=True, kw_only=True):
+    """One line of ``omen replay --steps --json``: an event (its seq and type), whether it is undone now, and the
+    state after it (an undone event's: the state unmoved)."""
+
+    seq: int
+    type: str
+    undone: bool
+    state: StateSummary
 
 
 class DoResult(msgspec.Struct, frozen=True, kw_only=True):
