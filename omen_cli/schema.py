@@ -30,6 +30,7 @@ class SchemaOf(str, Enum):
     state = "state"
     step = "step"
     explanation = "explanation"
+    fixtures = "fixtures"
     simulation = "simulation"
     content = "content"
     sheet = "sheet"
@@ -41,20 +42,20 @@ def schema(
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE", help="Write to this file "
                                                 "instead of standard output.")] = None,
     of: Annotated[SchemaOf, typer.Option(
-        "--of", help="Which schema: a stored event (the envelope and every event type), a command (any "
-                     "command, as omen do and a scenario's [[commands]] take it), the options (omen status "
-                     "--json), what omen do --json prints, what a command asked for --json prints when it fails "
-                     "(error), omen verify --json's report (verify), the state omen replay --json and omen run "
-                     "--json print (state), a line of omen replay --steps --json (step), omen explain --json "
-                     "(explanation), a simulation's run (omen simulate --json and its "
-                     "run file), an ability library file (content: docs/abilities.md), a combatant's sheet or a "
-                     "ruleset file (docs/content.md); or the OpenAPI document of omen serve (openapi: every "
-                     "resource, its parameters and the schemas of its bodies, as GET /schema/openapi.json "
-                     "serves it).")] = SchemaOf.event,
+        "--of", help="Which schema: a stored event (the envelope and every event type), a command (any command, as "
+                     "omen do and a scenario's [[commands]] take it), the options (omen status --json), what omen do "
+                     "--json prints, what a command asked for --json prints when it fails (error), omen verify "
+                     "--json's report (verify), the state omen replay --json and omen run --json print (state), a line"
+                     " of omen replay --steps --json (step), omen explain --json (explanation), omen fixtures check "
+                     "--json (fixtures), a simulation's run (omen simulate --json and its run file), an ability "
+                     "library file (content: docs/abilities.md), a combatant's sheet or a ruleset file "
+                     "(docs/content.md); or the OpenAPI document of omen serve (openapi: every resource, its "
+                     "parameters and the schemas of its bodies, as GET /schema/openapi.json serves it).")
+    ] = SchemaOf.event,
 ) -> None:
     """Print a JSON Schema: of a stored event (the default), a command, the options, omen do's output, an error as
-    --json prints it, a simulation's run, an ability library file, a combatant's sheet or a ruleset file; or omen
-    serve's OpenAPI document."""
+    --json prints it, the other commands' --json (verify, state, step, explanation, fixtures), a simulation's run,
+    an ability library file, a combatant's sheet or a ruleset file; or omen serve's OpenAPI document."""
     import json
 
     import msgspec
@@ -65,6 +66,7 @@ def schema(
     from omen_core.limits import bound_wholes
     from omen_core.options import Options
     from omen_replay.explain import Explanation
+    from omen_replay.fixtures import FixtureResult
     from omen_replay.output import output_file
     from omen_replay.replay import DoResult, StateSummary, StepLine
 
@@ -74,6 +76,7 @@ def schema(
                                "verify": _verify_schema, "state": lambda: msgspec.json.schema(StateSummary),
                                "step": lambda: msgspec.json.schema(StepLine),
                                "explanation": lambda: msgspec.json.schema(Explanation),
+                               "fixtures": lambda: msgspec.json.schema(list[FixtureResult]),
                                "simulation": _simulation_schema,
                                "content": lambda: msgspec.json.schema(AbilityLibrary),
                                "sheet": lambda: msgspec.json.schema(CombatantSheet),

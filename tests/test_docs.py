@@ -248,7 +248,7 @@ def test_event_schema_in_the_docs_is_omen_schema() -> None:
 
 
 @pytest.mark.parametrize("kind", ["command", "options", "do", "error", "verify", "state", "step", "explanation",
-                                  "simulation", "content", "sheet", "ruleset"])
+                                  "fixtures", "simulation", "content", "sheet", "ruleset"])
 def test_published_schemas_are_what_omen_schema_prints(kind: str) -> None:
     """docs/schema/{command,options,do,simulation,content,sheet,ruleset}.schema.json are exactly `omen schema --of KIND`
     (regenerate with `omen schema --of KIND -o docs/schema/KIND.schema.json`), and each is referenced from the

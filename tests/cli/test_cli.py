@@ -120,19 +120,20 @@ class TestSchema:
         ("state", ["replay", "{log}", "--json"]),
         ("step", ["replay", "{log}", "--steps", "--json"]),
         ("explanation", ["explain", "{log}", "{seq}", "--json"]),
+        ("fixtures", ["fixtures", "check", "--dir", "{fixtures}", "--json"]),
     ])
     def test_every_json_output_validates_against_its_published_schema(self, demo_log: Path, kind: str,
                                                                       argv: list[str]) -> None:
-        """What `omen verify --json`, `omen replay --json`, `replay --steps --json` (each line) and `omen explain
-        --json` print validates against docs/schema/<kind>.schema.json, which `omen schema --of <kind>` prints
-        (they had no schema: a bot tester); a report with its `clean` missing does not."""
+        """What `omen verify --json`, `omen replay --json`, `replay --steps --json` (each line), `omen explain
+        --json` and `omen fixtures check --json` print validates against docs/schema/<kind>.schema.json, which
+        `omen schema --of <kind>` prints (they had no schema: a bot tester); a report without `clean` does not."""
         path = ROOT / "docs" / "schema" / f"{kind}.schema.json"
         schema = json.loads(path.read_text())
         assert schema == json.loads(omen("schema", "--of", kind).stdout)
         validator = jsonschema.Draft202012Validator(schema)
         seq = next(json.loads(line)["seq"] for line in demo_log.read_text().splitlines()
                    if json.loads(line)["event"]["type"] == "hit_determined")
-        result = omen(*[a.format(log=demo_log, seq=seq) for a in argv])
+        result = omen(*[a.format(log=demo_log, seq=seq, fixtures=ROOT / "fixtures") for a in argv])
         assert result.exit_code == 0, result.output
         printed = [json.loads(line) for line in result.stdout.splitlines()]
         assert printed and (len(printed) == 1 or kind == "step")
