@@ -650,7 +650,14 @@ def _modifiers(_args: tuple[Any, ...], result: Any) -> str | None:
     if not isinstance(result, tuple):
         return f"returned {result!r}, not a tuple of omen_core.parts.Modifier"
     wrong = [m for m in result if not isinstance(m, Modifier)]
-    return f"returned {wrong[0]!r} among its terms, not an omen_core.parts.Modifier" if wrong else None
+    if wrong:
+        return f"returned {wrong[0]!r} among its terms, not an omen_core.parts.Modifier"
+    for m in result:  # a Struct checks no field's type when made: a float, a bool or a text here would reach the log
+        try:  # (a float's term was recorded, and the log then failed verify: an extension tester)
+            msgspec.convert(msgspec.structs.asdict(m), Modifier)
+        except msgspec.ValidationError as exc:
+            return f"returned {m!r} among its terms: {exc} (a Modifier's source is a text, its value a whole number)"
+    return None
 
 
 def _guard(fn: _F, extension: str, module: str, hook: str, check: _Check | None = None) -> _F:

@@ -232,6 +232,10 @@ def _raises_after_ward(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
     return ()
 
 
+#: Modifier, made with fields of any type (as an extension's untyped code may make it).
+_UNTYPED: Any = Modifier
+
+
 class TestAtRunTime:
     @pytest.mark.parametrize(("responders", "terms", "hook", "error", "reason"), [
         (_raises, None, "window 'arcane_ward' responders", "ValueError", "boom in responders"),
@@ -242,6 +246,20 @@ class TestAtRunTime:
         (None, lambda s, f: [Modifier(source="Arcane Ward", value=2)], "terms on defense", "bad result",
          "returned a list, not a tuple of omen_core.parts.Modifier"),
         (lambda s, f, m: sys.exit(0), None, "window 'arcane_ward' responders", "SystemExit", "0"),
+        # a Modifier's fields of the wrong type (a Struct checks none when made: a float's term reached the log,
+        # which then failed verify, and a text's raised a TypeError in the sum: an extension tester)
+        (None, lambda s, f: (_UNTYPED(source="Arcane Ward", value=2.5),), "terms on defense", "bad result",
+         "returned Modifier(source='Arcane Ward', value=2.5) among its terms: Expected `int`, got `float` - at "
+         "`$.value` (a Modifier's source is a text, its value a whole number)"),
+        (None, lambda s, f: (Modifier(source="Arcane Ward", value=True),), "terms on defense", "bad result",
+         "returned Modifier(source='Arcane Ward', value=True) among its terms: Expected `int`, got `bool` - at "
+         "`$.value` (a Modifier's source is a text, its value a whole number)"),
+        (None, lambda s, f: (_UNTYPED(source="Arcane Ward", value="-2"),), "terms on defense", "bad result",
+         "returned Modifier(source='Arcane Ward', value='-2') among its terms: Expected `int`, got `str` - at "
+         "`$.value` (a Modifier's source is a text, its value a whole number)"),
+        (None, lambda s, f: (_UNTYPED(source=7, value=2),), "terms on defense", "bad result",
+         "returned Modifier(source=7, value=2) among its terms: Expected `str`, got `int` - at `$.source` (a "
+         "Modifier's source is a text, its value a whole number)"),
     ])
     def test_a_failing_callable_refuses_the_command_naming_the_extension(
             self, monkeypatch: pytest.MonkeyPatch, responders: Any, terms: Any, hook: str, error: str,
