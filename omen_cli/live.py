@@ -261,6 +261,8 @@ def do_cmd(
                       f"revealed, C42), not for {parsed.__struct_config__.tag}: leave it out")
         if idempotency_key is not None:
             parsed = _validated_key(parsed, idempotency_key)
+        if isinstance(parsed, RevealSeed) and parsed.seed and seed_bytes is None:  # the seed in the command: the
+            seed_bytes = seed_option(parsed.seed, "the command's seed")  # fight's dice, to commit to a fresh one
         if isinstance(parsed, RevealSeed) and not parsed.seed:
             if seed_bytes is None:
                 _no_seed_to_reveal(log_url, fight)

@@ -1021,3 +1021,28 @@ class TestForScripts:
         said = refused(manual, {"command": "roll_initiative", "dice": [2, 9]})
         assert said.startswith("omen: error: the command:1: die face 9 is not possible on a d8") and said.endswith(
             "(at $.dice[1])"), said
+
+    def test_a_reveal_retried_under_its_key_is_found_done(self, tmp_path: Path) -> None:
+        """docs/live.md (Retries): `reveal_seed --seed S --idempotency-key K` in a fight that goes on, run again, is
+        found done, exit 0, nothing appended (the fresh seed's commitment omen filled in made the recorded command
+        another than the retry's: "idempotency key 'K' was given to another command", exit 2, a bot tester)."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        first = do(log, {"command": "reveal_seed"}, "--seed", SEED, "--idempotency-key", "RK", "--json")
+        assert first.exit_code == 0, first.output
+        size = len(lines(log))
+        again = do(log, {"command": "reveal_seed"}, "--seed", SEED, "--idempotency-key", "RK", "--json")
+        assert again.exit_code == 0, again.output
+        assert json.loads(again.stdout)["already_done"] is True and len(lines(log)) == size
+
+    def test_the_seed_given_in_the_command_is_revealed_as_with_seed(self, tmp_path: Path) -> None:
+        """C42: `{"command": "reveal_seed", "seed": S}` (as omen's own error for a reveal without a seed says to give
+        it) in a fight that goes on reveals S and commits to a fresh seed, as `--seed S` does (it was refused: "commit
+        to a fresh seed in the same command", a bot tester)."""
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        result = do(log, {"command": "reveal_seed", "seed": SEED}, "--json")
+        assert result.exit_code == 0, result.output
+        fresh = json.loads(result.stdout)["next_seed"]
+        assert [e["event"]["type"] for e in lines(log)[-2:]] == ["seed_revealed", "seed_committed"]
+        assert lines(log)[-1]["event"]["commitment"] == hashlib.sha256(bytes.fromhex(fresh)).hexdigest()
