@@ -57,9 +57,6 @@ def status(
         store, fight_id = open_fight(log_url, fight)
         live = Fight.load(store, fight_id, snapshots=open_snapshots(log_url))
         found = live.options()
-    if as_json or every:
-        print_options(found, as_json, live.state)
-        return
     from omen_core.dice import commitment
 
     state = live.state
@@ -81,6 +78,9 @@ def status(
         known = SeedKnown(state.revealed_seed, printed=True)
     elif (public := published_seed(state.seed_commitment)) is not None:
         known = SeedKnown(public.hex(), printed=True)
+    if as_json or every:  # (a --seed that is not the fight's refused in every form: --json said nothing of it)
+        print_options(found, as_json, state)
+        return
     width = terminal_width()  # folded at a terminal's width, never a command to paste parted inside a word
     *lines, footer = status_lines(found, state, log_url, known, fight)  # --fight given: a store of several needs it
     for line in lines:

@@ -1046,3 +1046,13 @@ class TestForScripts:
         fresh = json.loads(result.stdout)["next_seed"]
         assert [e["event"]["type"] for e in lines(log)[-2:]] == ["seed_revealed", "seed_committed"]
         assert lines(log)[-1]["event"]["commitment"] == hashlib.sha256(bytes.fromhex(fresh)).hexdigest()
+
+    def test_status_json_refuses_a_seed_that_is_not_the_fights(self, tmp_path: Path) -> None:
+        """`omen status LOG --seed S --json` with a seed the fight's commitment does not match is refused, exit 2,
+        as the text form is (it printed the options, exit 0: a bot checking its seed was told nothing was wrong);
+        the fight's own seed is taken."""
+        log = set_up(tmp_path, dice="seeded")
+        for form in ("--json", "--all"):
+            wrong = omen("status", str(log), "--seed", "00" * 32, form)
+            assert wrong.exit_code == 2 and "does not hash to the seed commitment" in wrong.stderr, form
+        assert omen("status", str(log), "--seed", SEED, "--json").exit_code == 0
