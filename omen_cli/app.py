@@ -111,6 +111,8 @@ class _Guarded(TyperGroup):
         if any(a == "--log-format=json" or (a == "--log-format" and given[i + 1:i + 2] == ["json"])
                for i, a in enumerate(given)):
             _FORMAT["stderr"] = "json"  # a usage error found before the group's callback runs is JSON too
+        if "--json" in given:
+            _FORMAT["json_out"] = "yes"  # and said as JSON on standard output where --json was asked for
         try:
             code = super().main(args=args, prog_name="omen", complete_var=complete_var,
                                 standalone_mode=False, windows_expand_args=windows_expand_args, **extra)
@@ -160,6 +162,8 @@ class _Guarded(TyperGroup):
         except _omen_error() as exc:  # one a command did not catch itself (an extension that cannot be loaded,
             guarded(exc)               # raised as the command imports the engine): one line, exit 2
         except _last_resort_types() as exc:
+            if ctx.meta["omen.help"] and isinstance(exc, OSError) and not exc.filename:
+                _stdout_failed(exc)  # a command's help, printed where standard output is closed or full
             _log().info("command_crashed", error=type(exc).__name__, message=str(exc))
             _last_resort(exc)
 
@@ -176,8 +180,8 @@ def _usage_error(exc: Any, named: str) -> int:
     message = _wrong_value(exc) or " ".join(str(exc.format_message()).split()).rstrip(".").replace(
         "Value error, ", "")
     path = context.command_path if context is not None else named
-    say(f"omen: error: {message} (see '{path} --help')")
     exit_code: int = exc.exit_code
+    _tell_error(f"{message} (see '{path} --help')", exit_code, kind="UsageError")
     return exit_code
 
 
@@ -277,9 +281,16 @@ app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, add_comp
 
 
 def _log() -> Any:
-    """The CLI's structlog logger."""
+    """The CLI's structlog logger; where logging could not be configured (importing the engine failed first, an
+    extension that does not load, say), one to standard error at warnings only: structlog's default writes every
+    level to standard output, where a script reads JSON (found by an extension tester)."""
+    import logging
+
     import structlog
 
+    if not structlog.is_configured():
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+                            logger_factory=structlog.PrintLoggerFactory(cast(TextIO, Stderr())))
     return structlog.get_logger("omen.cli")
 
 
@@ -389,9 +400,8 @@ def _root(
 ) -> None:
     _WRITTEN.clear()
     _FIRST.clear()
-    _FORMAT.clear()
-    if log_format is LogFormat.json:
-        _FORMAT["stderr"] = "json"
+    if log_format is LogFormat.json:  # (main() read it from the command line already, and cleared what an earlier
+        _FORMAT["stderr"] = "json"  # run in this process asked for)
     if log_level.lower() not in {"debug", "info", "warning", "error"}:
         bad_input(f"--log-level must be debug, info, warning or error, not {log_level!r}")
     ctx.call_on_close(_close_opened)
@@ -404,7 +414,7 @@ def _written_said() -> str:
     return f"; but omen had written: {'; '.join(_WRITTEN.values())}" if _WRITTEN else ""
 
 
-def bad_input(message: str, code: int = 2, error: OmenError | None = None) -> NoReturn:
+def bad_input(message: str, code: int = 2, error: OmenError | None = None, kind: str | None = None) -> NoReturn:
     """One line on standard error, ``omen: error: ...``, and the exit code: 2 (bad input, nothing written), 1 (a
     lost race), or 3 if the command had written something (the line then says what). Under ``--log-format json``
     the line is a JSON object (``{"event": "error", "level": "error", ...}`` and the error's facts); a command
@@ -414,13 +424,24 @@ def bad_input(message: str, code: int = 2, error: OmenError | None = None) -> No
     if _WRITTEN:
         message += _written_said()
         code = REPORT_LOST
-    as_json = bool(_params().get("as_json"))
+    _tell_error(message.removesuffix(_written_said()) if written else message, code, error, written, kind)
+    raise typer.Exit(code)
+
+
+def _tell_error(message: str, code: int, error: OmenError | None = None, written: str = "",
+                kind: str | None = None) -> None:
+    """An error's one line on standard error (a JSON object under ``--log-format json``), and ``{"error": ...}`` on
+    standard output where the command was asked for ``--json`` (its own option, or, where the command line was
+    not read that far, a ``--json`` on it: a usage error's, an engine that did not load)."""
+    params = _params()
+    as_json = bool(params["as_json"]) if "as_json" in params else _FORMAT.get("json_out") == "yes"
+    said = message + (_written_said() if written else "")
     if as_json or _FORMAT.get("stderr") == "json":
         import msgspec
 
         from .errors import ErrorReport, facts_of
 
-        facts = facts_of(message.removesuffix(_written_said()) if written else message, code, error, written)
+        facts = facts_of(message, code, error, written, kind)
         if as_json:
             with contextlib.suppress(OSError, ValueError):
                 sys.stdout.write(msgspec.json.encode(ErrorReport(error=facts)).decode() + "\n")
@@ -430,9 +451,8 @@ def bad_input(message: str, code: int = 2, error: OmenError | None = None) -> No
             with contextlib.suppress(OSError, ValueError):
                 sys.stderr.write(msgspec.json.encode(line).decode() + "\n")
                 sys.stderr.flush()
-            raise typer.Exit(code)
-    err.print(f"[bold red]omen: error:[/] {escape(message)}")
-    raise typer.Exit(code)
+            return
+    err.print(f"[bold red]omen: error:[/] {escape(said)}")
 
 
 def _context() -> Any:
@@ -496,7 +516,7 @@ def _stdout_failed(exc: OSError) -> NoReturn:
     _discard_stdout()
     if exc.errno == errno.EPIPE and not _WRITTEN:
         raise typer.Exit(2)
-    bad_input(f"cannot write to standard output: {exc.strerror or exc}")
+    bad_input(f"cannot write to standard output: {exc.strerror or exc}", kind="OutputFailed")
 
 
 def _discard_stdout() -> None:

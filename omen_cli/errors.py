@@ -22,7 +22,8 @@ class ErrorFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     kind: str
     """The error's class (``RuleViolation``, ``ContentError``, ``FacesNeeded``, ``ConcurrencyError``...;
-    ``BadInput`` for any other refusal of bad input, ``Failure`` where standard output could not be written)."""
+    ``BadInput`` for any other refusal of bad input, ``UsageError`` for a command line that does not parse,
+    ``OutputFailed`` where standard output could not be written)."""
     message: str
     """The words of the one line on standard error, without its ``omen: error: ``."""
     exit: int
@@ -33,10 +34,12 @@ class ErrorFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     field: str | None = None
     """The JSON path of the field at fault in what was given (``$.dice[0]``, ``$.weapon``, ``$.conditions.Q``)."""
     file: str | None = None
-    """The file it is in (a scenario, a sheet, a command given with ``--file``; ``the command`` for one given as
-    an argument)."""
+    """The file it is in (a scenario, a sheet, a log, a command given with ``--file``; ``the command`` for one
+    given as an argument or on standard input)."""
     line: int | None = None
-    """The line of that file the field is written on."""
+    """The line of that file the field is written on (of a log: the line at fault)."""
+    seq: int | None = None
+    """The seq of the event it is about (a broken chain's, a seq the log has no event at, a key's command)."""
     written: str | None = None
     """What the command had written before it failed (exit 3): ``the command appended at seq 12 to 18 ...``."""
 
@@ -47,20 +50,26 @@ class ErrorReport(msgspec.Struct, frozen=True, kw_only=True):
     error: ErrorFacts
 
 
-def facts_of(message: str, code: int, error: OmenError | None = None, written: str = "") -> ErrorFacts:
+def facts_of(message: str, code: int, error: OmenError | None = None, written: str = "",
+             kind: str | None = None) -> ErrorFacts:
     """The facts of an error whose line says ``message`` and whose exit code is ``code``: from the exception where
-    there is one (its rule, and its field, file and line where it names them)."""
-    rule = getattr(error, "rule", None) if error is not None else None
-    field = file = None
-    line = None
+    there is one (its rule, and the field, file, line and seq it names: a content or scenario error's ``source``,
+    ``path`` and ``line``, a log's ``path`` and ``line``, a broken chain's ``where``, ``line`` and ``seq``); ``kind``
+    names one without an exception (``UsageError``, ``OutputFailed``)."""
+    rule = getattr(error, "rule", None)
+    path = getattr(error, "path", None)
+    field = path if isinstance(path, str) and path.startswith("$") else None
+    file = getattr(error, "source", None) or getattr(error, "where", None) or (path if field is None else None)
+    line, seq = getattr(error, "line", None), getattr(error, "seq", None)
     if isinstance(error, ContentError):
-        field, file, line = error.path, error.source, error.line
         named = _RULE_IN_WORDS.search(error.reason)  # a refusal placed where it is written: its rule in its words
         rule = rule or (named[1] if named else None)
     elif isinstance(error, InvalidCommand):
         field = error.path
     elif isinstance(error, RuleViolation):
         field = error.field_under("$")
-    return ErrorFacts(kind=type(error).__name__ if error is not None else "BadInput", message=message, exit=code,
-                      rule=rule if isinstance(rule, str) and rule else None, field=field, file=file, line=line,
-                      written=written or None)
+    return ErrorFacts(kind=kind or (type(error).__name__ if error is not None else "BadInput"), message=message,
+                      exit=code, rule=rule if isinstance(rule, str) and rule else None, field=field,
+                      file=file if isinstance(file, str) and file else None,
+                      line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+                      seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else None, written=written or None)

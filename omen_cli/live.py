@@ -434,11 +434,16 @@ def _given_command(command: str | None, file: Path | None) -> Command:
     if file is not None:
         from omen_core.content import read_content
 
-        return _parse_command(read_content(file, MAX_COMMAND_BYTES), str(file))
-    assert command is not None
-    if len(command.encode("utf-8", "surrogatepass")) > MAX_COMMAND_BYTES:
-        bad_input("the command is larger than 1 MiB, the most a command may be")
-    return _parse_command(command, "the command")
+        text, source = read_content(file, MAX_COMMAND_BYTES), str(file)
+    else:
+        assert command is not None
+        if len(command.encode("utf-8", "surrogatepass")) > MAX_COMMAND_BYTES:
+            bad_input("the command is larger than 1 MiB, the most a command may be")
+        text, source = command, "the command"
+    if not text.strip("\ufeff \t\r\n"):  # (it read as an object missing its `command`: a bot tester)
+        bad_input(f"{source} is empty: give one command, as JSON ('{{\"command\": \"end_turn\", \"who\": \"vesh\"}}') "
+                  "or TOML ('command = \"end_turn\"' and its fields)")
+    return _parse_command(text, source)
 
 
 def _validated_key(parsed: Command, key: str) -> Command:

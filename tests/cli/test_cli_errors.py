@@ -66,13 +66,22 @@ def test_a_rule_a_phase_and_a_face_each_say_their_rule(duel: Path) -> None:
     assert said[2][0] == "ContentError" and said[2][2] == "$.dice[0]"
 
 
-def test_bad_input_without_an_exception_is_json_too(tmp_path: Path) -> None:
-    """A log that does not exist, asked for --json: `BadInput`, exit 2, its words; no rule or field."""
+def test_bad_input_is_json_too(tmp_path: Path) -> None:
+    """A log that does not exist, asked for --json: `NoStore`, exit 2, its words, no rule or field; a refusal the
+    CLI makes without an exception of the engine (two fights, none chosen): `BadInput`."""
     result = CliRunner().invoke(app, ["status", str(tmp_path / "nowhere.jsonl"), "--json"])
     assert result.exit_code == 2
     error = _error(result.stdout)["error"]
-    assert error["kind"] == "BadInput" and error["exit"] == 2 and "nowhere.jsonl" in error["message"]
+    assert error["kind"] == "NoStore" and error["exit"] == 2 and "nowhere.jsonl" in error["message"]
     assert "rule" not in error and "field" not in error
+    store = tmp_path / "two"
+    store.mkdir()
+    for name in ("a", "b"):
+        (store / f"{name}.jsonl").write_bytes(DUEL.read_bytes().replace(b'"fight_id":"duel-at-dawn"',
+                                                                        f'"fight_id":"{name}"'.encode()))
+    result = CliRunner().invoke(app, ["status", f"{store}/", "--json"])
+    assert result.exit_code == 2, result.output
+    assert _error(result.stdout)["error"]["kind"] == "BadInput"
 
 
 def test_under_log_format_json_every_line_on_stderr_parses(duel: Path, tmp_path: Path) -> None:
@@ -94,3 +103,57 @@ def test_under_log_format_json_every_line_on_stderr_parses(duel: Path, tmp_path:
     notices = [json.loads(line) for line in result.stderr.splitlines()]
     assert notices and all(n["event"] == "notice" and n["level"] == "warning" for n in notices)
     assert "OMEN_SEED" in notices[0]["message"]
+
+
+def test_a_usage_error_asked_for_json_is_json_on_both_streams(duel: Path) -> None:
+    """A command line that does not parse (a seq written `93.0`), with --json and --log-format json: standard output
+    holds `{"error": {"kind": "UsageError", "exit": 2, ...}}` and standard error one JSON line with the same kind
+    and exit (stdout was empty and the stderr line had neither: a bot tester)."""
+    result = CliRunner().invoke(app, ["--log-format", "json", "explain", str(duel), "93.0", "--json"])
+    assert result.exit_code == 2
+    error = _error(result.stdout)["error"]
+    assert (error["kind"], error["exit"]) == ("UsageError", 2)
+    assert error["message"] == "SEQ must be a whole number written as digits, not '93.0' (see 'omen explain --help')"
+    (line,) = result.stderr.splitlines()
+    assert {k: json.loads(line)[k] for k in ("event", "kind", "exit")} == {"event": "error", "kind": "UsageError",
+                                                                          "exit": 2}
+
+
+def test_a_broken_log_names_its_file_line_and_seq(duel: Path) -> None:
+    """A log whose fifth line was edited (its hash no longer holds): `omen replay --json` fails with the error's
+    file, line and seq as fields, not only in its words (a bot tester)."""
+    lines = duel.read_bytes().splitlines(keepends=True)
+    lines[4] = lines[4].replace(b'"recorded_at":0', b'"recorded_at":1', 1)
+    duel.write_bytes(b"".join(lines))
+    result = CliRunner().invoke(app, ["replay", str(duel), "--json"])
+    assert result.exit_code == 2
+    error = _error(result.stdout)["error"]
+    assert (error["kind"], error["file"], error["line"], error["seq"]) == ("ChainBroken", str(duel), 5, 5)
+
+
+def test_an_empty_command_is_said_empty(duel: Path) -> None:
+    """A command of white space alone, given as an argument or on standard input, is refused as empty, exit 2,
+    nothing written (it read "Object missing required field `command`": a bot tester)."""
+    before = duel.read_bytes()
+    for argv, given in ((["do", str(duel), " \n"], None), (["do", str(duel), "--file", "-"], "\n\t\n")):
+        result = CliRunner().invoke(app, argv, input=given)
+        assert result.exit_code == 2 and duel.read_bytes() == before
+        assert result.stderr.startswith("omen: error: the command is empty: give one command, as JSON")
+
+
+def test_logging_never_configured_writes_nothing_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    """Where the engine failed to load before logging was configured (an extension that does not load), the CLI's
+    logger writes warnings alone, to standard error: structlog's default wrote a `command_failed` info line to
+    standard output, where a script reads JSON (an extension tester)."""
+    import structlog
+
+    from omen_cli.app import _log
+
+    structlog.reset_defaults()
+    try:
+        _log().info("command_failed", error="ExtensionInvalid")
+        _log().warning("kept")
+        said = capsys.readouterr()
+        assert said.out == "" and "kept" in said.err and "command_failed" not in said.err
+    finally:
+        structlog.reset_defaults()
