@@ -145,7 +145,8 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
     if budget is not None and budget.turn and state.ending is None:
         parts.append(f"Action {budget.actions} Move {budget.movement}")
     parts.append("in hand: " + (", ".join(fighter.held) or "nothing"))
-    for name, stacks in sorted(fighter.conditions.items()):
+    for name, stacks in sorted(fighter.conditions.items(), key=lambda c: (fighter.applied.get(c[0], 0), c[0])):
+        # in the order they were applied, the order they take effect in at one moment (C40; it was by name)
         left = fighter.remaining.get(name)
         parts.append(name + (f" x{stacks}" if stacks > 1 else "") + (f" ({left} left)" if left is not None else "")
                      + _until(state, who, name))

@@ -433,3 +433,21 @@ def test_next_lists_the_abilities_the_turns_combatant_may_use(tmp_path: Path) ->
     given = [json.loads(m) for m in re.findall(r"omen do duel\.jsonl '(\{[^']*\})'", said.split("next:")[1])]
     commands = [c["command"] + (f":{c['ability']}" if "ability" in c else "") for c in given]
     assert commands == ["declare_attack", "use_ability:healing_word", "use_ability:flame_burst", "end_turn"], said
+
+
+def test_a_combatants_conditions_are_listed_in_the_order_they_were_applied(tmp_path: Path) -> None:
+    """C40: conditions due at one moment take effect in the order they were applied, so `omen status` lists them
+    so: Prone applied before Exhausted reads `Prone  Exhausted` (it listed them by name: a conditions tester)."""
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    log = tmp_path / "duel.jsonl"
+    shutil.copy(ROOT / "fixtures" / "duel-interrupt-pass-dodge-miss" / "fight.jsonl", log)
+    for condition in ("Prone", "Exhausted"):
+        given = CliRunner().invoke(app, ["do", str(log), json.dumps({"command": "apply_condition", "who": "ash",
+                                                                     "condition": condition})])
+        assert given.exit_code == 0, given.output
+    said = CliRunner().invoke(app, ["status", str(log)]).stdout
+    line = next(line for line in said.splitlines() if "(ash, " in line)
+    assert line.index("Prone") < line.index("Exhausted"), line
