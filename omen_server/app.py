@@ -490,10 +490,12 @@ class AppendedThenFailed(ExtensionFailed):
 
 
 def extension_problem(exc: ExtensionFailed, sight: Sight, typed: list[str]) -> Response[bytes]:
-    """500 ``extension-failed``: an installed extension's code failed (its id, module, row and what it raised, as
-    :class:`ExtensionFailed` says, scrubbed for the seat); for a command already appended
+    """500 ``extension-failed``: an installed extension's code failed (to the GM, its id, module, row and what it
+    raised, as :class:`ExtensionFailed` says; to any other seat, only that one failed); for a command already appended
     (:class:`AppendedThenFailed`), said first with its seqs and head, and ``current_version`` its last seq."""
-    detail = scrub(str(exc), sight, typed)
+    detail = scrub(str(exc), sight, typed) if sight.gm else (
+        "an extension installed on this server failed (the GM is told which, and what it raised)")  # its id, its
+    # module and its error name an ability a player's seat may not be shown (found by an extension tester)
     if isinstance(exc, AppendedThenFailed):
         seqs = f"seq {exc.first}" if exc.first == exc.last else f"seqs {exc.first}-{exc.last}"
         return _problem(500, "extension-failed", "An extension failed",
@@ -1039,7 +1041,9 @@ def _seat(request: Request[Any, Any, Any], fights: Fights, fight_id: str) -> tup
         raise Unauthorized(detail="this token is not one this server made (or the server's keep was lost)")
     if seat.fight_id != fight_id:
         raise Forbidden(detail=f"this token is for another fight, not {fight_id!r}")
-    return token, seat
+    if seat.kind != "gm" and getattr(request.state, "sight", None) is None:  # an error before the seat's own sight
+        request.state.sight = Sight(kind="spectator")  # is made (an extension failing as the state is read) says
+    return token, seat  # only what a spectator may read: never the GM's words to a player's request
 
 
 def _gm(request: Request[Any, Any, Any], fights: Fights, fight_id: str) -> str:

@@ -84,3 +84,22 @@ def test_the_appended_answer_is_kept_for_its_key(table: Any, monkeypatch: pytest
     again = table.command(ATTACK, headers={"Idempotency-Key": "k-1"})
     assert (again.status_code, again.content) == (first.status_code, first.content) and first.status_code == 500
     assert Fight.load(table.store, "duel").version == version
+
+
+def test_a_players_seat_is_told_only_that_an_extension_failed(table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/server.md (nothing a seat receives depends on what it may not see): once a term handler fails, a player's
+    GET /state, /options and /table say only that an extension installed on this server failed, not its id, its
+    module nor what it raised (Ann, not shown the ability, read "extension 'grit_teeth' ... KeyError": an extension
+    tester); the GM's say all of it."""
+    from tests.server.test_table import _seat
+
+    ann = _seat(table, "Ann", "kael")
+    _install(monkeypatch, terms=_raises_after_ward)
+    assert table.command(ATTACK).status_code == 500
+    for path in ("state", "options", "table"):
+        said = table.client.get(f"/fights/duel/{path}", headers=table.auth(ann))
+        assert (said.status_code, said.json()["type"]) == (500, "/problems/extension-failed"), path
+        assert said.json()["detail"] == ("an extension installed on this server failed (the GM is told which, and "
+                                         "what it raised)"), path
+        assert "arcane" not in said.text.lower() and MODULE not in said.text, path
+    assert table.client.get("/fights/duel/state", headers=table.auth()).json()["detail"] == SAID
