@@ -271,8 +271,8 @@ def say(line: str) -> None:
         sys.stderr.flush()
 
 
-#: How this invocation writes omen's own lines on standard error: ``{"stderr": "json"}`` under ``--log-format
-#: json`` (set by the group's callback), else empty.
+#: How this invocation writes its errors: ``"stderr": "json"`` under ``--log-format json``, ``"json_out": "yes"``
+#: where the command line holds ``--json`` (read from it by the group's ``main``, before anything is parsed).
 _FORMAT: dict[str, str] = {}
 
 
@@ -421,10 +421,9 @@ def bad_input(message: str, code: int = 2, error: OmenError | None = None, kind:
     asked for ``--json`` also prints ``{"error": {...}}`` on standard output (:mod:`omen_cli.errors`), so a
     script reads the rule, the field and the line without parsing words."""
     written = "; ".join(_WRITTEN.values())
-    if _WRITTEN:
-        message += _written_said()
+    if written:
         code = REPORT_LOST
-    _tell_error(message.removesuffix(_written_said()) if written else message, code, error, written, kind)
+    _tell_error(message, code, error, written, kind)
     raise typer.Exit(code)
 
 
