@@ -393,38 +393,17 @@ def _outcome_matches(ability: Ability, moment: Moment) -> bool:
 
 
 def _can_change(ability: Ability, moment: Moment) -> bool:
-    """A modifier to the hit total or the defense is offered only where it can change the outcome (C38): where
-    its terms, added, turn the hit into a miss or the miss into a hit (the attack hits while its total is above
-    the defense, C5, C11): a +2 to hit is not offered to an attack at 4 against 7, which it leaves a miss (it was,
-    and its deferred cost was paid for nothing: a conditions tester). A reroll of one's hit dice, or dice added to
-    them, whose worth is not known until rolled, is offered while the attack would miss. When the attack is only
-    declared (its dice unrolled), nothing is known yet and it may matter either way."""
+    """A modifier to the hit total or the defense is offered only where it can change the outcome (C38): a
+    defense bonus while the attack would hit, a hit bonus while it would miss; when the attack is only declared
+    (its dice unrolled), nothing is known yet and it may matter either way."""
     if ability.trigger is not None and ability.trigger.moment == "attack.declared":
         return True
-    hits = moment.attack_total > moment.defense_total
-    if effects_of(ability, Reroll) or any(isinstance(e, AddDice) and e.pool == "primary"
-                                          for e in effects_of(ability, AddDice)):
-        return not hits
-    terms = [e for e in effects_of(ability, Modify) if isinstance(e, Modify) and e.total in ("hit", "defense")]
-    if not terms:
-        return True
-    shift = sum(e.value if e.total == "hit" else -e.value for e in terms)
-    return (moment.attack_total + shift > moment.defense_total) != hits
-
-
-def _unchanged_said(ability: Ability, moment: Moment) -> str:
-    """Why ``ability`` is not offered at ``moment``: the outcome it could not change (:func:`_can_change`), as
-    ``omen explain`` says it: ``the attack misses as it stands (4 against 7), and Steady Aim's +1 to hit would
-    leave it a miss: it is offered only where it changes the outcome (C38)``."""
-    a, d = moment.attack_total, moment.defense_total
-    stands = f"the attack {'hits' if a > d else 'misses'} as it stands ({a} against {d})"
-    want = offered_while(ability)
-    if want is not None and (want == "miss") != (a <= d):
-        return f"{stands}: {ability.name} is offered only while it would {want} (C38)"
-    terms = [e for e in effects_of(ability, Modify) if isinstance(e, Modify) and e.total in ("hit", "defense")]
-    said = " and ".join(f"{e.value:+d} to {e.total}" for e in terms)
-    return (f"{stands}, and {ability.name}'s {said} would leave it a {'hit' if a > d else 'miss'}: it is offered "
-            "only where it changes the outcome (C38)")
+    totals = {e.total for e in effects_of(ability, Modify) if isinstance(e, Modify)}
+    if effects_of(ability, Reroll):  # a reroll of one's hit dice can only turn a miss into a hit
+        totals.add("hit")
+    if "defense" in totals and moment.attack_total <= moment.defense_total:
+        return False
+    return not ("hit" in totals and moment.attack_total > moment.defense_total)
 
 
 def offered_while(ability: Ability) -> str | None:
@@ -645,7 +624,9 @@ def _triggered(ability: Ability) -> Extension:
             "(C37)",
             lambda: None if uses_left(state, who, ability) != 0 else
             f"{who} has no use of {ability.name} left {uses_back(who, ability)} (C41)",
-            lambda: None if moment is None or _can_change(ability, moment) else _unchanged_said(ability, moment),
+            lambda: None if moment is None or _can_change(ability, moment) else
+            f"the attack {'hits' if moment.attack_total > moment.defense_total else 'misses'} as it stands: "
+            f"{ability.name} is offered only while it would {offered_while(ability)} (C38)",
             lambda: None if decl is None or _rerolls_found(ability, frame) else
             f"no die of the hit roll left that {ability.name} could roll again (C39)",
             lambda: None if not _restores_only(ability) or _would_change(state, ability, frame, who) else
