@@ -1186,7 +1186,8 @@ def _with_reaction(reaction: StoryCard, action: StoryCard) -> StoryCard:
     verdict yet (it waits for an Active Defense: "MISS Interrupt: Brin attacks Vesh", then the attack); once the
     action too is resolved, the action leads. Either way the reaction is told where it came: after the line of
     the window it answered ("Attack of opportunity window for Skarn"), before what the action did next (it led the
-    lines, and the window read after its own result: a tester); first, where no such line is."""
+    lines, and the window read after its own result: a tester); first, where no such line is. Its news (what the
+    announcement says after the headline) is the reaction's, then the action's."""
     said = _reaction_line(reaction)
     if said in action.lines:  # the action's card tells it at its window already (_tell_reactions): told whole there
         at = action.lines.index(said)
@@ -1200,7 +1201,8 @@ def _with_reaction(reaction: StoryCard, action: StoryCard) -> StoryCard:
     else:
         lead = reaction
         lines = [*action.lines[:at], *reaction.lines, f"the action it answered goes on: {action.headline}", *rest]
+    news = [*reaction.news, *(line for line in action.news if line not in reaction.news)]  # in the order they came
     return StoryCard(seq=lead.seq, kind=lead.kind, headline=lead.headline, lines=lines, verdict=lead.verdict,
                      struck=lead.struck, undone=lead.undone, seqs=sorted({*reaction.seqs, *action.seqs}),
                      batches=reaction.batches | action.batches, round=lead.round, outcome=lead.outcome, by=lead.by,
-                     against=lead.against)
+                     against=lead.against, news=news)

@@ -1714,7 +1714,7 @@ def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: A
     """C24: Brin's Interrupt misses Vesh (5 against 8) and Vesh's attack on Kael goes on to Kael's Active Defense
     window, in the same command: the top card says the Interrupt's outcome (MISS, its headline and its hit line),
     then the attack it answered, whole (found by a tester: the top card said only the attack, the MISS was in the
-    log alone)."""
+    log alone); once the attack resolves, the announcement says its damage."""
     table.create(names=("kael", "brin", "vesh"), dice="manual")
     for command in ({"command": "roll_initiative", "dice": [1, 6, 3]},  # Brin 7, Vesh 4, Kael 2
                     {"command": "engage", "who": "vesh", "others": ["kael", "brin"]},
@@ -1740,7 +1740,13 @@ def test_a_missed_interrupt_is_the_top_card_with_the_action_it_answered(table: A
     # before the Active Defense's (it led the lines, and the window read after its own result: another tester)
     declined = table.command({"command": "answer_active_defense", "defender": "kael", "defense": None})
     assert declined.status_code == 201, declined.text
-    lines = _top_lines(fragment(table, table.gm))
+    text = fragment(table, table.gm)
+    lines = _top_lines(text)
+    # its announcement says the damage the attack went on to deal, as any card's does (it said the headline alone)
+    assert _announce(text) == (
+        "HIT, CRITICAL: Vesh the Cinder-Hand attacks Kael Arden with Curved knife. 12 piercing damage to Kael Arden's "
+        "HP (8 on the primary die + 2 bonus + 2 crit bonus + 2 WD = 14, armor \u2212 2 = 12). Round 1: Vesh the "
+        "Cinder-Hand's turn")
     assert lines.index("Interrupt window for Brin Hollowmere") < lines.index(
         "MISS: Interrupt: Brin Hollowmere attacks Vesh the Cinder-Hand with Short blade") < lines.index(
         "Active Defense window for Kael Arden: attack 17 against base defense 5"), lines
