@@ -380,13 +380,16 @@ def _at_dice(refused: Exception, parsed: Command, command: str | None, file: Pat
     """Too few or too many faces for the dice a command rolls, or a face its die cannot show, named at its ``dice``
     (a face: at its own place, ``$.dice[2]``) where the command is written (``roll.json:3: ... (at $.dice)``), as
     the server names ``$.command.dice``, in ``words`` (by default the refusal's own); a command given without faces
-    (a manual fight's), as it is, or in ``words`` (a :class:`BadInput`)."""
-    from omen_core.errors import BadInput, ContentError, InvalidDieFace
+    (a manual fight's), as it is, in ``words`` if given (its kind and rule kept: ``--json`` says ``FacesNeeded``,
+    C29)."""
+    from omen_core.errors import ContentError, InvalidDieFace
     from omen_core.locate import Lines
 
     written = _written(command, file) if parsed.dice is not None else None
     if written is None:
-        return refused if words is None or words == str(refused) else BadInput(words)
+        if words is not None:
+            refused.args = (words,)
+        return refused
     source, text, fmt = written
     at = f"$.dice[{refused.index}]" if isinstance(refused, InvalidDieFace) and refused.index is not None else "$.dice"
     return ContentError(source, at, words or str(refused), Lines(text, fmt)(at))

@@ -138,6 +138,8 @@ class FacesNeeded(DiceError, BadInput):
     """A command needs the faces of dice it was not given: ``needed`` are the rolls it makes, in C29 order, up
     to the first that found no face (faces given: ``given``). Give them in the command's ``dice``."""
 
+    rule = "C29"  # the faces a command carries go to its dice in C29 order
+
     def __init__(self, needed: Sequence[RollRequest], given: int, then: Sequence[RollRequest] = (),
                  whole: bool = False):
         self.needed, self.given, self.then, self.whole = list(needed), given, list(then), whole
@@ -183,6 +185,8 @@ class SurplusFaces(DiceError, BadInput):
     """A command carried more faces than it rolls: nothing is appended (faces are never carried over). ``stop``: the
     decision it stops at first, if it does (its dice after it are the answer's); ``physical``: the faces went to
     the physical dice of a seeded fight alone, every other die the seed's."""
+
+    rule = "C29"
 
     def __init__(self, rolled: Sequence[RollRequest], given: int, stop: Stop | None = None, physical: bool = False):
         stops = stop.words() if stop is not None else ""
