@@ -482,7 +482,8 @@ class SeedCheck:
             seq, counter, index, sides, face = held[at:at + 5]
             expected = faces(fight_id, counter, index, sides)
             if expected != face:
-                yield Finding(seq=seq, rule="dice", what=f"seeded die {index + 1} of roll #{counter} (counting from 1)",
+                yield Finding(seq=seq, rule="dice", what=f"seeded die {index + 1} of roll #{counter} (seeded_face's "
+                                                     f"counter {counter}, index {index}: docs/dice.md)",
                               expected=str(expected), found=str(face))
         self.checked += len(held) // 5
         epoch.checked += len(held) // 5

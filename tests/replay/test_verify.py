@@ -1017,8 +1017,12 @@ class TestSeedFromTheLog:
         report = verify(log)
         assert [f.seq for f in report.problems if f.what.startswith("seeded die")] == [seq]
         assert report.seeded_dice == report.seeded_checked == 3 and report.seed_revealed
-        # the die named as a player counts it (it said "seeded die 0 of roll #1": a tester)
-        assert next(f.what for f in report.problems if f.seq == seq).startswith("seeded die 1 of roll #")
+        # the die named as a player counts it (it said "seeded die 0 of roll #1": a tester), and as docs/dice.md's
+        # seeded_face takes it: the roll's counter as recorded, the die's index from 0 ("(counting from 1)" read as
+        # covering the counter too: another tester)
+        counter = next(r.as_(DiceRolled).counter for r in log if r.seq == seq)
+        assert next(f.what for f in report.problems if f.seq == seq) == (
+            f"seeded die 1 of roll #{counter} (seeded_face's counter {counter}, index 0: docs/dice.md)")
 
     def test_the_crafted_index_forgery_is_caught(self, tmp_path: Path) -> None:
         """The forgery of issue #26: a re-sealed log with one seeded die changed, beside a landmark index that
