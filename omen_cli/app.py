@@ -239,6 +239,8 @@ def _wrong_value(exc: Any) -> str | None:
         return None
     kind, given, bounds = str(found[0].get("type", "")), found[0].get("input"), found[0].get("ctx") or {}
     name = max(param.opts, key=len) if param.param_type_name == "option" else param.metavar or param.name.upper()
+    if kind in _MUST_BE and param.param_type_name == "option":
+        name = _part_of(param, name, float if kind.startswith("float") else int)
     raised = bounds.get("error")
     if isinstance(raised, _NotASeq):
         return f"{name} must be a whole number written as digits, not {str(given)!r}"
@@ -250,6 +252,20 @@ def _wrong_value(exc: Any) -> str | None:
     if limit is not None and limit[1] in bounds:
         return f"{name} must be {limit[0]} {bounds[limit[1]]}, not {given}"
     return None
+
+
+def _part_of(param: Any, name: str, kind: type) -> str:
+    """The value of an option of several (``--replay RUN INDEX``) that must be a ``kind``, named by its metavar's
+    word: ``INDEX (of --replay RUN INDEX)`` (the option alone read as if RUN were wrong: a tester); ``name`` for an
+    option of one value, or where more than one of its values is of that kind."""
+    import typing
+
+    words = str(param.metavar or "").split()
+    parts = typing.get_args(getattr(getattr(param, "type_descriptor", None), "annotation", None))
+    at = [i for i, part in enumerate(parts) if part is kind]
+    if len(words) < 2 or len(parts) != len(words) or len(at) != 1:
+        return name
+    return f"{words[at[0]]} (of {name} {' '.join(words)})"
 
 
 def say(line: str) -> None:

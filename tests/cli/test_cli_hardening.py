@@ -663,6 +663,8 @@ class TestUsageErrors:
          "omen explain --help"),
         (["serve", "--port", "0"], "omen: error: --port must be at least 1, not 0", "omen serve --help"),
         (["simulate", "--until-ci", "x"], "omen: error: --until-ci must be a number, not 'x'", "omen simulate --help"),
+        (["simulate", "--replay", "run.json", "abc"],  # the value of two that is wrong (it said --replay: a tester)
+         "omen: error: INDEX (of --replay RUN INDEX) must be a whole number, not 'abc'", "omen simulate --help"),
         (["db", "frob"], "No such command 'frob'", "omen db --help"),
         (["fixtures", "check", "--dir"], "Option '--dir' requires an argument", "omen fixtures check --help"),
         (["log", "x.jsonl", "--format", "json"], "Invalid value for '--format': 'json' is not one of 'text', 'md', "
