@@ -300,8 +300,11 @@ def do_cmd(
                 bad_input(f"--next-seed: fight {fight_id!r} is over, so no fresh seed follows this reveal (C42: a "
                           "fight that has ended commits to none): leave --next-seed out")
             before = live.state
+            # faces given in a seeded fight with its seed in force roll the command's first dice, the seed the
+            # rest, as the server does (docs/live.md); without the seed, the faces are all its dice
+            then_roll = parsed.dice is not None and isinstance(live.dice, SeededDice)
             try:
-                stored = live.execute(parsed, by=by)
+                stored = live.execute(parsed, by=by, then_roll=then_roll)
             except FacesNeeded as exc:
                 seedless = live.state.dice == "seeded" and seed_bytes is None
                 raise _at_dice(exc, parsed, command, file, f"{exc} (or give --seed HEX to roll this seeded fight's "

@@ -1029,6 +1029,32 @@ class TestForScripts:
         assert said.startswith("omen: error: the command:1: die face 9 is not possible on a d8") and said.endswith(
             "(at $.dice[1])"), said
 
+    def test_faces_given_with_the_seed_roll_first_and_the_seed_the_rest(self, tmp_path: Path) -> None:
+        """docs/live.md: in a seeded fight given its seed, a command's faces roll its first dice and the seed the
+        rest, as the server does: Kael's hit typed (4 on the STR d8, 2 on the FCS d6), Vesh's base defense die
+        the seed's at its counter (it was refused for want of a third face: a tester); verify decides it again and
+        lists the typed roll as dice provenance. Without the seed the faces are all the command's dice."""
+        from omen_core.dice import seeded_face
+
+        log = set_up(tmp_path, dice="seeded")
+        played(log, INITIATIVE)
+        attack = {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                  "dice": [4, 2]}
+        without = do(log, attack)
+        assert without.exit_code == 2 and "FacesNeeded" not in without.stdout
+        assert "give --seed HEX to roll this seeded fight's own dice" in text(without)
+        given = do(log, attack, "--seed", SEED)
+        assert given.exit_code == 0, given.output
+        rolls = [e["event"] for e in lines(log) if e["event"]["type"] == "dice_rolled"][-2:]
+        hit, defense = rolls
+        assert (hit["purpose"], hit["source"], [d["face"] for d in hit["dice"]]) == ("hit", "manual", [4, 2])
+        assert (defense["purpose"], defense["source"], defense["roller"]) == ("base_defense", "seeded", "vesh")
+        assert defense["dice"][0]["face"] == seeded_face(bytes.fromhex(SEED), "ford", defense["counter"], 0,
+                                                         defense["dice"][0]["sides"])
+        audit = omen("verify", str(log))
+        assert audit.exit_code == 0, audit.output
+        assert "dice provenance: seq" in audit.output and "kael's hit roll [4, 2] is manual" in audit.output
+
     def test_a_reveal_retried_under_its_key_is_found_done(self, tmp_path: Path) -> None:
         """docs/live.md (Retries): `reveal_seed --seed S --idempotency-key K` in a fight that goes on, run again, is
         found done, exit 0, nothing appended (the fresh seed's commitment omen filled in made the recorded command
