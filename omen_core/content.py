@@ -563,9 +563,9 @@ class ConditionDef(_Content, frozen=True, kw_only=True):
         super().__post_init__()
         if self.damage is not None and self.tick == "never":
             lasting = " and counts its duration down" if self.duration is not None else ""
-            raise ValueError(f"a condition deals its damage{lasting} when it ticks: give it a tick timing "
-                             "(tick = \"turn_start\", \"turn_end\" or \"round_end\")"
-                             + (", or no damage and no duration" if lasting else ""))
+            raise ValueError(_at("damage", f"a condition deals its damage{lasting} when it ticks: give it a tick "
+                                           "timing (tick = \"turn_start\", \"turn_end\" or \"round_end\")"
+                                           + (", or no damage and no duration" if lasting else "")))
         if self.duration is not None and self.tick == "never":
             raise ValueError(_at("duration", "a duration counts down as the condition ticks: give it a tick timing "
                                              "(tick = \"turn_start\", \"turn_end\" or \"round_end\"), or no "

@@ -663,10 +663,13 @@ class TestContent:
         assert set(shown.conditions) == {"Burning", "Poisoned"}
 
     def test_damage_without_a_tick_is_refused(self) -> None:
-        """C25: a condition deals its damage when it ticks; one that never ticks cannot."""
-        with pytest.raises(ContentError, match="give it a tick timing"):
-            decode_content('name = "x"\n[conditions.Hot]\ndamage = { flat = 1, damage_type = "fire" }', Ruleset,
-                           source="x.toml", fmt="toml")
+        """C25, C40: a condition deals its damage when it ticks; one that never ticks cannot: refused at its damage's
+        field and line (it was at the condition's table, line 2: a tester), under C40's id."""
+        with pytest.raises(ContentError, match="give it a tick timing") as refused:
+            decode_content('name = "x"\n[conditions.Hot]\nmax_stacks = 2\ndamage = { flat = 1, damage_type = "fire" }',
+                           Ruleset, source="x.toml", fmt="toml")
+        assert (refused.value.path, refused.value.line) == ("$.conditions.Hot.damage", 4)
+        assert str(refused.value).startswith("x.toml:4: [C40] a condition deals its damage when it ticks")
 
     def test_damage_and_a_duration_without_a_tick_are_refused_naming_both(self) -> None:
         """C25, C40: a condition with damage and a duration but ``tick = "never"`` is refused for both: the message
