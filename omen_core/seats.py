@@ -128,6 +128,7 @@ class Sight:
     max_hp: Mapping[str, int] = field(default_factory=dict)
     participants: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     roll_groups: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    tie_answers: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # a tie's group, by the answer's batch
     secrets: tuple[str, ...] = ()
     sides: frozenset[str] = frozenset()
     public_effects: frozenset[str] = frozenset()
@@ -157,7 +158,8 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
              participants: Mapping[int, tuple[str, ...]],
              sheets: Mapping[str, CombatantSheet] | None = None, public_effects: Iterable[str] = (),
              roll_groups: Mapping[int, tuple[str, ...]] | None = None,
-             dealers: Mapping[tuple[int, str], frozenset[str]] | None = None) -> Sight:
+             dealers: Mapping[tuple[int, str], frozenset[str]] | None = None,
+             tie_answers: Mapping[int, tuple[str, ...]] | None = None) -> Sight:
     """The sight of one seat on ``state``: the GM's hidden combatants and the Unseen are hidden to everyone but
     their owners; the secrets to scrub from the engine's words are every hidden name and id and every gear and
     ability id and name of a sheet the seat does not own (the GM's notes never reach the engine, so no refusal can
@@ -185,8 +187,8 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
     ordered = tuple(sorted(set(secrets), key=len, reverse=True))
     sides = frozenset(sheet.side for who, sheet in every.items() if who not in hidden)
     return Sight(kind=kind, own=mine, hidden=hidden, hp=hp, max_hp=max_hp, participants=participants,
-                 roll_groups=dict(roll_groups or {}), secrets=ordered, sides=sides,
-                 public_effects=frozenset(public_effects), dealers=dict(dealers or {}))
+                 roll_groups=dict(roll_groups or {}), tie_answers=dict(tie_answers or {}), secrets=ordered,
+                 sides=sides, public_effects=frozenset(public_effects), dealers=dict(dealers or {}))
 
 
 def _abilities(sheet: CombatantSheet, public: frozenset[str]) -> list[str]:

@@ -89,6 +89,7 @@ from .views import (
     seat_options,
     seen_event,
     sight_of,
+    tie_answers_of,
     typed_in,
 )
 
@@ -750,6 +751,7 @@ class Fights:
         self._indexed: dict[str, int] = {}
         self._sheets: dict[str, dict[str, CombatantSheet]] = {}  # every sheet that joined, undone or not
         self._roll_groups: dict[str, dict[int, tuple[str, ...]]] = {}  # a roll-off die's tie group, by counter
+        self._tie_answers: dict[str, dict[int, tuple[str, ...]]] = {}  # the tie a batch answered, by the batch
         self._dealers: dict[str, Dealers] = {}  # who dealt each damage an ability answering a decision dealt
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
@@ -967,6 +969,7 @@ class Fights:
                 if found is not None:
                     index[found[0]] = found[1]
                 self._roll_groups.setdefault(fight_id, {}).update(roll_groups_of(rec))
+                self._tie_answers.setdefault(fight_id, {}).update(tie_answers_of(rec))
                 if isinstance(rec.event, CombatantJoined):
                     self._sheets.setdefault(fight_id, {})[rec.event.sheet.id] = rec.event.sheet
                 self._dealers.setdefault(fight_id, Dealers(self._sheets.setdefault(fight_id, {}))).see(rec)
@@ -984,7 +987,8 @@ class Fights:
             return sight_of(seat.kind, seat.combatants, fight.state, settings.hidden, settings.hp_display,
                             participants, self._sheets.get(fight_id, {}), settings.public_effects,
                             self._roll_groups.get(fight_id, {}),
-                            self._dealers[fight_id].found if fight_id in self._dealers else None)
+                            self._dealers[fight_id].found if fight_id in self._dealers else None,
+                            self._tie_answers.get(fight_id, {}))
 
 
 def fights_page(store: EventStore, after: str = "", limit: int = FIGHTS_PAGE) -> FightsPage:

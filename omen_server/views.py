@@ -56,6 +56,7 @@ from omen_core.events import (
     AttackDeclared,
     DamageResolved,
     DecisionAnswered,
+    InitiativeAgreed,
     InitiativeRollOff,
     MomentReached,
     MovementDeclared,
@@ -85,7 +86,7 @@ from omen_core.seats import (
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
            "TOLD_REASONS", "TOLD_WHOLE", "seen_event", "named_by", "seat_options", "combatant_views", "hp_band",
            "actor_of", "scrub", "typed_in", "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of",
-           "Dealers", "UNNAMED_EFFECT", "player_may_act", "staged_command"]
+           "tie_answers_of", "Dealers", "UNNAMED_EFFECT", "player_may_act", "staged_command"]
 
 # The seat's sight, options and combatants (everything but the events) are omen_core.seats': the simulator's
 # policies see through the same functions. They are named here too, as the server has always imported them.
@@ -175,7 +176,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     # member, or the allies flag, would tell of the hidden one, its total and its side
     "initiative_tied": {"group": "all_names", "allies": "public"},
     "initiative_roll_off": {"group": "all_names", "rolls": "rolls"},
-    "initiative_agreed": {"order": "names"},
+    "initiative_agreed": {"order": "all_names"},  # the tie's members in their agreed order: withheld as the tie is
     "initiative_order_set": {"order": "names"},
     "round_started": {"round": "public"},
     "round_ended": {"round": "public"},
@@ -631,6 +632,8 @@ def seen_event(rec: StoredEvent, sight: Sight) -> SeenEvent:
         shown, withheld = None, ("*",)
     else:
         try:
+            if kind == "command_issued" and not all(sight.sees(who) for who in sight.tie_answers.get(rec.batch, ())):
+                raise _Withhold  # the answer to a tie the seat is not shown (tie_answers_of)
             shown, withheld = _project(kind, payload, sight)
         except _Withhold:
             shown, withheld = None, ("*",)
@@ -670,6 +673,18 @@ def roll_groups_of(rec: StoredEvent) -> dict[int, tuple[str, ...]]:
     if isinstance(event, SaveResolved) and event.action is None:
         pair = (event.saver.roller, event.opposing.roller)
         return {event.saver.counter: pair, event.opposing.counter: pair}
+    return {}
+
+
+def tie_answers_of(rec: StoredEvent) -> dict[int, tuple[str, ...]]:
+    """The tie group (C19) whose tie a batch's command answered, by the batch: a roll-off's group, an agreed
+    order's members. The command answering a tie that a hidden combatant is in is withheld whole, as the tie is
+    (:func:`seen_event`: its name alone, ``roll_off``, told a player of a tie she was not shown)."""
+    event = rec.event
+    if isinstance(event, InitiativeRollOff):
+        return {rec.batch: event.group}
+    if isinstance(event, InitiativeAgreed):
+        return {rec.batch: event.order}
     return {}
 
 

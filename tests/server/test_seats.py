@@ -685,13 +685,26 @@ def test_a_tie_with_a_hidden_combatant_tells_a_player_nothing_of_it() -> None:
         assert table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"].get(
             "waiting") is None
         assert "tied" not in table.client.get("/fights/duel/table", headers=table.auth(alice)).text
+        # the GM agrees their order: the command and the agreed order (its Vesh alone) are withheld whole, as the
+        # tie is (Alice's page said "order: Vesh the Cinder-Hand", of a tie she was not shown: a tester)
+        assert table.command({"command": "agree_initiative", "order": ["vesh", "skarn"]}).status_code == 201
+        gm = table.client.get("/fights/duel/events", headers=table.auth()).json()["events"]
+        batch = next(e["seq"] for e in gm if e["type"] == "command_issued"
+                     and e["event"]["command"]["command"] == "agree_initiative")
+        events = table.client.get("/fights/duel/events", headers=table.auth(alice)).json()["events"]
+        answer = [e for e in events if e["batch"] == batch]
+        assert answer and all(e["withheld"] == ["*"] and e.get("event") is None for e in answer[:2]), answer
+        assert [e["event"]["order"] for e in events if e["type"] == "initiative_order_set"] == [["kael", "vesh"]]
+        assert "agree_initiative" not in str(events) and "initiative_agreed" not in str(events)
+        assert "order: Vesh" not in table.client.get("/fights/duel/table", headers=table.auth(alice)).text
 
 
 def test_a_roll_off_with_a_hidden_combatant_shows_a_player_none_of_its_dice() -> None:
     """C19: Vesh and the hidden Skarn tie at 3 (as above) and the GM has them roll off (d8 7 for Vesh, d6 5 for
     Skarn): Alice sees neither roll-off die, not even the visible Vesh's (a die of purpose roll_off tells of a tie,
-    and Vesh's alone of a tie with someone she does not see), while the GM sees both; in a second fight where Vesh
-    ties with the visible Bo, Alice sees both roll-off dice and the roll-off.
+    and Vesh's alone of a tie with someone she does not see), nor the GM's roll_off command, while the GM sees both;
+    in a second fight where Vesh ties with the visible Bo, Alice sees both roll-off dice, the command and the
+    roll-off.
     """
     from tests.sheets import sheet as plain
 
@@ -717,6 +730,10 @@ def test_a_roll_off_with_a_hidden_combatant_shows_a_player_none_of_its_dice() ->
             seen = [(e["type"], e["event"].get("roller")) for e in roll_offs(fight, alice)]
             assert seen == ([] if hidden else [("dice_rolled", "vesh"), ("dice_rolled", "bo"),
                                                ("initiative_roll_off", None)])
+            # the GM's roll_off command too: its name alone told Alice of a tie she was not shown (a tester)
+            commands = [e["event"]["command"]["command"] for e in table.client.get(
+                f"/fights/{fight}/events", headers=table.auth(alice)).json()["events"] if e["type"] == "command_issued"]
+            assert ("roll_off" in commands) is not bool(hidden), commands
 
 
 def test_a_players_lists_of_others_do_not_shift_with_combatants_it_does_not_see() -> None:
