@@ -18,6 +18,7 @@ import msgspec
 
 from omen_core.commands import ApplyConditionCommand, Command, EndTurn, StandUp
 from omen_core.content import ATTRIBUTES, CombatantSheet, ReactionCosts, condition_held
+from omen_core.derive import bonus_source
 from omen_core.events import (
     DEFERRED_SOURCE,
     AbilityUsed,
@@ -167,6 +168,7 @@ class _Names:
         self.tied: set[str] = set()  # those still tied after the AGI bonus, until the order is set (C19)
         self.rolled: dict[int, DiceRolled] = {}  # every roll, by its counter: what a reroll changed (C39)
         self.costs = ReactionCosts()  # what each reaction costs under the fight's ruleset (C22), once it is known
+        self.standing: FightState | None = None  # the state before the event being told, where the walk knows it
 
     def __call__(self, cid: str) -> str:
         return self.names.get(cid, cid)
@@ -182,6 +184,14 @@ class _Names:
         whom (whose sheet the defense's bonuses are told against, C28)."""
         label = self.labels.get(attacker, {}).get(weapon, weapon) if weapon is not None else "unarmed"
         self.attacks[action] = (attacker, label, target)
+
+    def held(self, who: str, attribute: str) -> str:
+        """The conditions that change ``who``'s ``attribute`` bonus as the event being told comes (C28: ``Poisoned
+        x2``), where the state before it is known; "" otherwise (the narrative then says "conditions" alone)."""
+        state = self.standing
+        if state is None or who not in state.combatants:
+            return ""
+        return bonus_source(state, who, attribute).held_words()
 
     def lowered_by(self, who: str, attribute: str, bonus: int) -> int:
         """What conditions changed of ``who``'s ``attribute`` bonus, a roll's ``bonus`` against its sheet's (C28); 0
@@ -200,15 +210,23 @@ class Lowered(NamedTuple):
     label: str
     armed: bool
     crit: bool
+    held: str = ""  # the conditions that changed it, in words (``Poisoned x2``), where known
 
 
-def describe_total(side: RollTotal, name: str, kind: str = "check", conditions: int = 0) -> str:
+def describe_total(side: RollTotal, name: str, kind: str = "check", conditions: int = 0, held: str = "") -> str:
     """``Vesh rolls Stealth: 6 (die) + 2 AGI + 3 Stealth level = 11``: the roll primitive, term by term;
-    ``conditions``: what conditions changed of the attribute bonus (C28), said apart (``+ 2 AGI - 2 conditions``)."""
+    ``conditions``: what conditions changed of the attribute bonus (C28), said apart (``+ 2 AGI - 2 conditions``),
+    and ``held``, which conditions they are (``- 2 conditions (Poisoned x2)``)."""
     label = side.skill or (f"{side.attribute} {kind}" if kind != "to oppose it" else f"{side.attribute}, to oppose it")
     die, *rest = side.terms(conditions)
-    terms = [f"{die.value} (die)", *(f"{_signed(t.value)} {t.label}" for t in rest)]
+    terms = [f"{die.value} (die)", *(f"{_signed(t.value)} {_conditions_word(t, held)}" for t in rest)]
     return f"{name} rolls {label}: {' '.join(terms)} = {side.total}"
+
+
+def _conditions_word(t: Term, held: str) -> str:
+    """A term's word, the conditions' naming them where known (``conditions (Poisoned x2)``, as a decision box and
+    explain name them: the save's narrative said "- 2 conditions" where the attack's named its Hexed x2, a tester)."""
+    return f"conditions ({held})" if held and t.kind == "conditions" else t.label
 
 
 def _signed(n: int) -> str:
@@ -219,7 +237,9 @@ def _said(side: RollTotal, names: _Names, kind: str = "check") -> str:
     """:func:`describe_total` of a roll, its attribute bonus split where conditions changed it from the roller's
     sheet (C28: initiative read "+ 1 AGI" while the attack beside it said "+ 2 STR - 2 conditions": a tester)."""
     sheet = names.bonuses.get(side.roller, {}).get(side.attribute)
-    return describe_total(side, names(side.roller), kind, side.attribute_bonus - sheet if sheet is not None else 0)
+    conditions = side.attribute_bonus - sheet if sheet is not None else 0
+    held = names.held(side.roller, side.attribute) if conditions else ""
+    return describe_total(side, names(side.roller), kind, conditions, held)
 
 
 def _started(e: FightStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
@@ -346,14 +366,14 @@ _WORDS = {"damage_dice": "die", "active_die": "die", "active_rating": "rating", 
 _EVEN_ZERO = frozenset({"damage_dice", "res_die"})
 
 
-def _terms(terms: Iterable[Term], every: bool = False) -> str:
+def _terms(terms: Iterable[Term], every: bool = False, held: str = "") -> str:
     """A total's terms as a sum: ``7 (primary) + 2 STR + 1 weapon``; a zero left out unless ``every`` (or its kind
     is always written, or it is a sheet's value that conditions changed: ``0 STR - 1 conditions``); ``+ -`` folded
-    to ``-``."""
+    to ``-``; ``held``: the conditions that changed it, named (``- 2 conditions (Poisoned x2)``)."""
     parts: list[str] = []
     listed = list(terms)
     for i, t in enumerate(listed):
-        word = _WORDS.get(t.kind, t.label)
+        word = _WORDS.get(t.kind, _conditions_word(t, held))
         split = i + 1 < len(listed) and listed[i + 1].kind == "conditions"  # a sheet's 0 that conditions changed
         if t.kind == "no_res_die":
             parts.append(word)
@@ -383,18 +403,22 @@ def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     a, d, c = e.attack, e.defense, e.crit_check
     attacker, label, target = names.attacks.pop(e.action, ("", "", ""))  # kept no longer: none past its hit
     conditions = names.lowered_by(attacker, a.attribute, a.attribute_bonus)  # C28: what conditions changed of it
+    held = names.held(attacker, a.attribute) if conditions else ""
     if conditions and e.hit:
-        names.lowered[e.action] = Lowered(conditions, label, label != "unarmed", e.crit)
-    yield "result", f"  hit total {a.total} = {_terms(a.terms(conditions))}"
-    die, *rating = d.base_terms(names.lowered_by(target, "RES", d.res_bonus))  # the defender's too (C28)
+        names.lowered[e.action] = Lowered(conditions, label, label != "unarmed", e.crit, held)
+    yield "result", f"  hit total {a.total} = {_terms(a.terms(conditions), held=held)}"
+    res = names.lowered_by(target, "RES", d.res_bonus)
+    die, *rating = d.base_terms(res)  # the defender's too (C28)
     active = ""
     if d.active:
         x = d.active
-        own = [t for t in x.terms(names.lowered_by(target, x.attribute, x.attribute_bonus))
-               if not (t.kind == "active_rating" and x.defense == "dodge")]  # no Dodge rating
-        active = f" + {x.defense} {x.amount} ({_terms(own, every=True)})"
+        changed = names.lowered_by(target, x.attribute, x.attribute_bonus)
+        own = [t for t in x.terms(changed) if not (t.kind == "active_rating" and x.defense == "dodge")]  # no Dodge
+        # rating
+        active = (f" + {x.defense} {x.amount} "
+                  f"({_terms(own, every=True, held=names.held(target, x.attribute) if changed else '')})")
     yield "result", (f"  defense {d.total} = {_terms([die])} + Defense Rating {d.defense_rating} "
-                     f"({_terms(rating, every=True)}){active}")
+                     f"({_terms(rating, every=True, held=names.held(target, 'RES') if res else '')}){active}")
     verdict = "HIT" if e.hit else "MISS"
     tie = " (a tie goes to the defender)" if a.total == d.total else ""
     crit = f"; crit check: FCS {c.fcs_portion} vs RES {c.res_portion} \u2192 {crit_outcome(e)}"
@@ -420,16 +444,17 @@ def _will_chosen(e: WillConversionChosen, names: _Names) -> Iterator[tuple[LineK
     yield "window", f"  {names(e.who)} takes it on {'Will' if e.convert else 'HP'}"
 
 
-def _split_bonus(e: DamageResolved, names: _Names) -> tuple[Term, ...]:
+def _split_bonus(e: DamageResolved, names: _Names) -> tuple[tuple[Term, ...], str]:
     """C12's terms of a damage; the weapon's damage of an attack whose primary bonus conditions changed (C28) states
     its primary bonus (armed) and a crit's extra one (on a crit) as the sheet's value and that change, as explain
-    does (its first damage named after the weapon: any other is a consequence's, C25)."""
+    does (its first damage named after the weapon: any other is a consequence's, C25); and the conditions that
+    changed it, in words, where known."""
     action = e.action
     lowered = names.lowered.get(action) if action is not None else None
     if action is None or lowered is None or e.source != lowered.label:
-        return e.terms.terms()
+        return e.terms.terms(), ""
     del names.lowered[action]
-    return split_primary(e.terms.terms(), lowered)
+    return split_primary(e.terms.terms(), lowered), lowered.held
 
 
 def split_primary(terms: Iterable[Term], lowered: Lowered) -> tuple[Term, ...]:
@@ -449,8 +474,8 @@ def split_primary(terms: Iterable[Term], lowered: Lowered) -> tuple[Term, ...]:
 
 def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
     t = e.terms
-    terms = _split_bonus(e, names)
-    raw = _terms([x for x in terms if x.kind != "damage_dice" or x.value] or terms)  # flat: no "0 (dice)"
+    terms, held = _split_bonus(e, names)
+    raw = _terms([x for x in terms if x.kind != "damage_dice" or x.value] or terms, held=held)  # flat: no "0 (dice)"
     rolled, names.damage_roll = names.damage_roll, ()
     if len(rolled) > 1 and sum(d.face for d in rolled) == t.dice and not t.ability_dice and t.routed_die is None:
         sizes = {d.sides for d in rolled}  # a consequence's own damage roll (C25): each die, as 3 + 4 (2d6)
@@ -844,6 +869,7 @@ class Narrator(Visitor):
         """The narrative of one event, line by line; ``before``, the state before it, if known (else the HP this
         narrator has followed through the events it told, those undone left out)."""
         event = rec.event
+        self.names.standing = before
         if isinstance(event, AttackDeclared):
             self.names.declared(rec.seq, event.attacker, event.weapon, event.target)
         elif isinstance(event, (ActionSettled, ActionCancelled)):  # an action over: nothing of it is kept

@@ -87,9 +87,9 @@ class TestPrimaryBonusLoweredByConditions:
 
         fight = fatigued_fight(stacks=2, STR=(8, 3), FCS=(6, 2), faces=[5, 6, 2])
         texts = [line.text.strip() for line in narrate(fight.events)]
-        assert "hit total 12 = 5 (primary) + 6 (FCS) + 3 STR - 2 conditions" in texts
-        assert ("axe: 11 slashing (5 die + 3 bonus - 2 conditions + 3 crit bonus - 2 conditions + 4 WD) = 11 to Bo's "
-                "HP (C12, C13)") in texts
+        assert "hit total 12 = 5 (primary) + 6 (FCS) + 3 STR - 2 conditions (Fatigued x2)" in texts
+        assert ("axe: 11 slashing (5 die + 3 bonus - 2 conditions (Fatigued x2) + 3 crit bonus - 2 conditions "
+                "(Fatigued x2) + 4 WD) = 11 to Bo's HP (C12, C13)") in texts
 
     def test_unarmed_only_the_crits_extra_bonus_is_split(self) -> None:
         """Unarmed, the damage has no primary bonus (C12): only the crit's extra one is split, 5 + (3 - 2) = 6."""
@@ -97,7 +97,8 @@ class TestPrimaryBonusLoweredByConditions:
 
         fight = fatigued_fight(stacks=2, STR=(8, 3), FCS=(6, 2), faces=[5, 6, 2], unarmed=True)
         texts = [line.text.strip() for line in narrate(fight.events)]
-        assert "unarmed: 6 crushing (5 die + 3 crit bonus - 2 conditions) = 6 to Bo's HP (C12, C13)" in texts
+        assert ("unarmed: 6 crushing (5 die + 3 crit bonus - 2 conditions (Fatigued x2)) = 6 to Bo's HP (C12, C13)"
+                in texts)
 
     def test_a_sheets_zero_that_conditions_changed_is_written(self) -> None:
         """Ember Ford, seq 145-146: Brin (STR +0, Fatigued x1) hits Vesh with the Ashwood bow: the sheet's 0 is
@@ -109,9 +110,9 @@ class TestPrimaryBonusLoweredByConditions:
         fixture = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
         texts = [line.text.strip() for line in narrate(
             [decode_line(raw) for raw in fixture.read_bytes().splitlines()]) if line.seq in (145, 146)]
-        assert texts[0] == "hit total 7 = 4 (primary) + 4 (FCS) + 0 STR - 1 conditions"
-        assert texts[-1] == ("Ashwood bow: 6 piercing (4 die + 0 bonus - 1 conditions + 3 WD) - 1 armor = 5 to Vesh "
-                             "the Cinder-Hand's HP (C12, C13)")
+        assert texts[0] == "hit total 7 = 4 (primary) + 4 (FCS) + 0 STR - 1 conditions (Fatigued x1)"
+        assert texts[-1] == ("Ashwood bow: 6 piercing (4 die + 0 bonus - 1 conditions (Fatigued x1) + 3 WD) - 1 armor "
+                             "= 5 to Vesh the Cinder-Hand's HP (C12, C13)")
 
     def test_the_defenders_bonuses_are_split_too(self) -> None:
         """C11, C28: Fatigued Bo (RES +1, AGI +1) dodges Ash's axe: the defense line says the sheet's +1 RES and
@@ -128,13 +129,13 @@ class TestPrimaryBonusLoweredByConditions:
         fight.defend("bo", "dodge")
         texts = [line.text.strip() for line in narrate(fight.events)]
         assert "hit total 10 = 6 (primary) + 2 (FCS) + 2 STR" in texts
-        assert ("defense 7 = 3 RES die + Defense Rating 0 (1 RES - 1 conditions + 0 armor) + dodge 4 (4 die + 1 AGI "
-                "- 1 conditions)") in texts
+        assert ("defense 7 = 3 RES die + Defense Rating 0 (1 RES - 1 conditions (Fatigued x1) + 0 armor) + dodge 4 "
+                "(4 die + 1 AGI - 1 conditions (Fatigued x1))") in texts
 
     def test_a_live_narrator_splits_the_hit_of_an_attack_declared_before(self) -> None:
         """omen do's narrator, given the state before the answer to the Active Defense window (the attack declared
         in an earlier command), splits the hit and the damage the answer resolves: 6 + 2 + 2 - 1 = 9, 6 + 2 - 1 + 4
-        = 11."""
+        = 11 (told event by event without the state before each, it does not name the conditions)."""
         from omen_core.content import Weapon
         from omen_replay.narrate import Narrator
         from tests.fights import new_fight
@@ -521,15 +522,16 @@ def test_a_combatant_raised_from_dying_is_said_once_to_be_no_longer_dying() -> N
 
 def test_a_rolls_bonus_that_conditions_lowered_is_told_apart() -> None:
     """C28, C1: Kael (AGI d6 +1) Exhausted twice (every attribute bonus -1 a stack) rolls initiative 5: "5 (die) + 1
-    AGI - 2 conditions = 4", the sheet's +1 and the conditions' -2 apart, as the attack's hit total says them (it read
-    "+ -1 AGI": a tester)."""
+    AGI - 2 conditions (Exhausted x2) = 4", the sheet's +1 and the conditions' -2 apart, and which conditions, as the
+    attack's hit total says them (it read "+ -1 AGI": a tester; a save's said "- 2 conditions" where the attack's
+    named Hexed x2: another)."""
     fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([5, 1]), clock=lambda: 0)
     fight.join(sheet("kael", AGI=(6, 1)))
     fight.join(sheet("vesh", "raiders"))
     fight.apply_condition("kael", "Exhausted", 2)
     fight.roll_initiative()
     said = [line.text.strip() for line in narrate(fight.events) if line.text.strip().startswith("initiative: Kael")]
-    assert said == ["initiative: Kael rolls AGI check: 5 (die) + 1 AGI - 2 conditions = 4"], said
+    assert said == ["initiative: Kael rolls AGI check: 5 (die) + 1 AGI - 2 conditions (Exhausted x2) = 4"], said
 
 
 def test_a_tie_the_agi_bonus_settles_is_told() -> None:
