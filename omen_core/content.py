@@ -1398,11 +1398,14 @@ _ABILITY_AT = re.compile(r'^\$(?:\.sheet|\.combatants\[\d+\])?\.abilities(?:\.("
 
 def _ability_rule(raw: object, path: str) -> str:
     """The rule a problem in an ability written as data breaks, as its words' prefix (docs/abilities.md, "Errors"):
-    ``[C38] `` for a triggered ability's (``use = "trigger"``), ``[C37] `` for any other's; "" for a problem
-    elsewhere, or one whose words name their rule already."""
+    ``[C41] `` for one in its ``uses`` or ``deferred`` table, else ``[C38] `` for a triggered ability's (``use =
+    "trigger"``), ``[C37] `` for any other's; "" for a problem elsewhere, or one whose words name their rule
+    already."""
     found = _ABILITY_AT.match(path)
     if found is None:
         return ""
+    if re.match(r"\.(?:uses|deferred)\b", path[found.end():]):  # its uses or its deferred cost (C41), whatever its use
+        return "[C41] "
     ability = _raw_at(raw, found.group())
     return "[C38] " if isinstance(ability, dict) and ability.get("use") == "trigger" else "[C37] "
 

@@ -619,13 +619,13 @@ class TestWhatWasExpected:
 
     @pytest.mark.parametrize(("old", "new", "path", "expected"), [
         ('per = "turn"', 'per = "rest"', "$.abilities.x.uses.per",
-         "[C37] Invalid enum value 'rest'; one of: fight, round, turn"),
+         "[C41] Invalid enum value 'rest'; one of: fight, round, turn"),
         ('kind = "heal"', 'kind = "heel"', "$.abilities.x.effects[0].kind",
          "[C37] Invalid value 'heel'; one of: allow_defense, attack, clear, condition, damage, dice, heal, modifier, "
          "reroll, route, save, will_conversion (did you mean 'heal'?)"),
         ('target = "self"\n', 'target = "self"\ndeferred = { at = "end_of_next_round", effects = [] }\n',
          "$.abilities.x.deferred.at",
-         "[C37] Invalid enum value 'end_of_next_round'; one of: end_of_next_turn, start_of_next_turn (did you mean "
+         "[C41] Invalid enum value 'end_of_next_round'; one of: end_of_next_turn, start_of_next_turn (did you mean "
          "'end_of_next_turn'?)"),
         ('use = "free"\ntarget = "self"\n',
          'use = "trigger"\ntrigger = { moment = "attack.damagd", owner = "target" }\n',
@@ -638,7 +638,8 @@ class TestWhatWasExpected:
                                                                   expected: str) -> None:
         """A value a field of a fixed few does not take (a literal, or the `kind` tag of an effect) is refused at
         its path with the values it may take, sorted, and the close one (docs/content.md: "what was expected"),
-        and the rule its ability breaks, C38 for a triggered one's, C37 for any other's (docs/abilities.md)."""
+        and the rule its ability breaks: C41 in its uses or deferred cost (a deferred cost's bad `at` said C37, its
+        effect's bad `to` C41: a tester), else C38 for a triggered one's, C37 for any other's (docs/abilities.md)."""
         assert old in self.LIBRARY
         with pytest.raises(ContentError) as info:
             decode_content(self.LIBRARY.replace(old, new, 1), AbilityLibrary, source="lib.toml", fmt="toml")
