@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 
 from omen_core.commands import ApplyConditionCommand, Command, EndTurn, StandUp
-from omen_core.content import ATTRIBUTES, CombatantSheet, ReactionCosts, condition_held
+from omen_core.content import ATTRIBUTES, CORE_RULESET, CombatantSheet, ReactionCosts, condition_held
 from omen_core.derive import bonus_source
 from omen_core.events import (
     DEFERRED_SOURCE,
@@ -245,7 +245,10 @@ def _said(side: RollTotal, names: _Names, kind: str = "check") -> str:
 def _started(e: FightStarted, names: _Names) -> Iterator[tuple[LineKind, str]]:
     title = f" \u201c{e.title}\u201d" if e.title else ""
     names.costs = e.ruleset.reaction_costs
-    yield "header", f"Fight{title} begins under ruleset {e.ruleset.name!r} with {e.dice} dice"
+    # a house ruleset copied from the core one and still named after it (a tester): said, for the auditor
+    house = (" (not the core ruleset this omen ships: a ruleset of its own under that name)"
+             if e.ruleset.name == CORE_RULESET.name and e.ruleset != CORE_RULESET else "")
+    yield "header", f"Fight{title} begins under ruleset {e.ruleset.name!r}{house} with {e.dice} dice"
     if e.seed_commitment:
         yield "note", f"seed commitment sha256 {e.seed_commitment[:16]}\u2026 (the seed stays secret until revealed)"
 

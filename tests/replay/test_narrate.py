@@ -558,3 +558,17 @@ def test_a_reaction_windows_cost_is_the_rulesets() -> None:
     told = [line.text for line in narrate(fight.events)]
     assert any(text.strip().startswith("Interrupt (1 Bonus Action, C24) window for ") for text in told), told
     assert not any("2 Bonus Actions" in text for text in told), told
+
+
+def test_a_house_ruleset_named_core_is_said_not_to_be_the_shipped_one() -> None:
+    """docs/content.md: a ruleset copied from the core one, a condition added, and still named "core" is said not to
+    be the shipped core ruleset where the fight begins (it read "under ruleset 'core'", as the shipped one does: a
+    tester); the shipped one is named alone."""
+    from omen_core.content import CORE_RULESET, ConditionDef
+
+    house = msgspec.structs.replace(CORE_RULESET, conditions={**CORE_RULESET.conditions, "Marked": ConditionDef()})
+    for ruleset, said in ((CORE_RULESET, "begins under ruleset 'core' with scripted dice"),
+                          (house, "begins under ruleset 'core' (not the core ruleset this omen ships: a ruleset of its "
+                                  "own under that name) with scripted dice")):
+        fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), ruleset=ruleset, clock=lambda: 0)
+        assert narrate(fight.events)[0].text == f"Fight {said}"
