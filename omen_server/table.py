@@ -843,17 +843,24 @@ def _passed_over_said(fights: Fights, fight_id: str, state: FightState, sight: S
     if top is None or top.kind != "action" or top.struck:
         return []
     seqs = set(top.seqs)
-    declared = next((e.seq for e in seen if e.seq in seqs and e.type in _DECLARES and e.event is not None), None)
-    if declared is None:
+    declared = [e.seq for e in seen if e.seq in seqs and e.type in _DECLARES and e.event is not None]
+    declared += [e.seq for e in seen if e.type == "attack_declared" and e.event is not None and e.seq not in declared
+                 and e.event.get("reacting_to") in declared]  # the reactions it tells (an Interrupt, C24)
+    if not declared:
         return []
     if not any(c.sheet.abilities or c.sheet.shorthand_abilities() for who, c in state.combatants.items()
                if sight.owns(who)):
         return []  # (no ability to pass over: no walk of the log)
-    try:
-        passed = passed_over(StoreSource(fights.store, fight_id), declared, sight.owns)
-    except OmenError:  # a log the walk refuses (the state and options say so): the card goes without these lines
-        return []
-    return [f"{p.ability} to {names.get(p.who, p.who)}: {_ids_named(p.why, names)}" for p in passed]
+    said: list[str] = []
+    for seq in declared:  # the card's action and a reaction it tells (an Interrupt's hit on the seat's combatant:
+        # its Second Wind passed over at full HP went unsaid, a tester)
+        try:
+            passed = passed_over(StoreSource(fights.store, fight_id), seq, sight.owns)
+        except OmenError:  # a log the walk refuses (the state and options say so): the card goes without these
+            return []
+        said += [line for p in passed if (line := f"{p.ability} to {names.get(p.who, p.who)}: "
+                                                  f"{_ids_named(p.why, names)}") not in said]
+    return said
 
 
 def _ids_named(text: str, names: Mapping[str, str]) -> str:
@@ -862,7 +869,7 @@ def _ids_named(text: str, names: Mapping[str, str]) -> str:
     if not names:
         return text
     ids = "|".join(re.escape(i) for i in sorted(names, key=len, reverse=True))
-    return re.sub(rf"'({ids})'|(?<![\w'-])({ids})(?='s\b| is\b| has\b)",
+    return re.sub(rf"'({ids})'|(?<![\w'-])({ids})(?='s\b| is\b| has\b| was\b)",
                   lambda m: names[m.group(1) or m.group(2)], text)
 
 

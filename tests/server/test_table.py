@@ -1006,6 +1006,31 @@ def test_a_riposte_not_offered_before_its_owners_first_turn_is_said_to_its_owner
     assert 'id="top-not-offered"' not in theirs and "Riposte" not in theirs
 
 
+def test_a_second_wind_passed_over_by_an_interrupt_is_said_on_the_card_it_cancelled(table: Any) -> None:
+    """C38, C24: Kael (24 of 24 HP, Second Wind) attacks Skarn, whose Interrupt hits him for 10 and cancels the
+    attack: the top card, the cancelled attack's telling the Interrupt, says to Alice (Kael's player) and the GM that
+    Second Wind was not offered and why, as ``omen explain`` does (the card said nothing of it: a tester); Bob's seat
+    (Vesh's) is told nothing of Kael's sheet."""
+    kael = {**sheet("kael"), "abilities": ["second_wind"]}
+    table.create(dice="manual", combatants=[kael, sheet("vesh"), sheet("skarn")])
+    alice, bob = _seat(table, "Alice", "kael"), _seat(table, "Bob", "vesh")
+    for command in ({"command": "roll_initiative", "dice": [3, 1, 6]},  # Skarn, Kael, Vesh
+                    {"command": "engage", "who": "kael", "others": ["skarn"]},
+                    {"command": "end_turn", "who": "skarn"},
+                    {"command": "declare_attack", "attacker": "kael", "target": "skarn", "weapon": "longsword"},
+                    {"command": "react", "who": "skarn", "weapon": "maul", "dice": [4, 2, 1]},
+                    {"command": "answer_active_defense", "defender": "kael"}):
+        assert table.command(command).status_code == 201, command
+    said = ("Not offered: Second Wind to Kael Arden: Second Wind would restore nothing: Kael Arden was at its sheet's "
+            "HP (24 of 24) when it was due, and healing never goes above it (C38).")
+    for token in (alice, table.gm):
+        text = fragment(table, token)
+        top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
+        assert "the action is cancelled: Skarn Gutterjaw&#39;s Interrupt hit (C24)" in top
+        assert f'<p class="not-offered" id="top-not-offered">{said}</p>' in html.unescape(top), top
+    assert "Second Wind" not in fragment(table, bob)
+
+
 def test_a_decisions_costs_per_answer_are_said_in_brackets(table: Any) -> None:
     """C38, C41: Riposte's decision costs a Bonus Action to use and nothing to pass: the GM's decision box says
     "decides (use: 1 Bonus Action, pass: free)", not "it costs use: 1 Bonus Action, pass: free" (found by a
