@@ -269,6 +269,8 @@
     let last = 0;
     let fetching = null;
     let refused = 0; // the status of the table's last refusal (0: none, or the server was not reached)
+    let streaming = false; // whether the event stream is connected (the badge says "live" while it is and the
+    // server answers)
     let shown = "";
     let tag = "";
     let again = false;
@@ -396,6 +398,7 @@
             break;
           }
           refused = 0;
+          if (streaming) live(true); // the server answers again (a command that could not reach it said otherwise)
           const failed = $("#message");
           if (failed && failed.dataset.failed === "table") say("", false); // read again: the failure is past
           for (const [id, when] of unreached) { // a command that could not reach the server, read again since
@@ -637,12 +640,20 @@
           sayAt(form, await problemText(answer, form));
           if (staged && form.id) stagedErrors.add(form.id);
         }
-      } catch (error) {
-        sayAt(form, `The server could not be reached: ${error.message}`);
+      } catch (_) {
+        // the request failed in the network: whether the server got it is not known (the table, read again once
+        // the server answers, shows what it holds); the browser's own words ("Failed to fetch") say nothing more
+        sayAt(form, "The server could not be reached, so this may not have been done: the table shows what the server holds once it answers again.");
         if (form.id) unreached.set(form.id, Date.now());
+        live(false);
       } finally {
         if (button) button.disabled = false;
-        await refresh();
+        try {
+          await refresh();
+        } catch (_) {
+          // still out of reach: the looks every few seconds read the table again (the page stayed busy, and
+          // looked no more, until another seat's command came down the stream: a tester)
+        }
         keepReader(form.id, outcome);
         delete document.body.dataset.busy;
       }
@@ -1089,6 +1100,7 @@
             say(await problemText(answer));
             return;
           }
+          streaming = true;
           live(true);
           const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader();
           let buffer = "";
@@ -1105,6 +1117,7 @@
         } catch (_) {
           // the connection dropped: retry below
         }
+        streaming = false;
         live(false);
         await sleep(1000);
         try {

@@ -1376,6 +1376,31 @@ def test_a_command_that_could_not_reach_the_server_is_said_until_the_table_is_re
         expect(gm.locator("form[data-command=roll_initiative] .form-error")).to_have_text("")
 
 
+def test_a_command_sent_while_offline_is_said_and_goes_once_the_page_is_back(tmp_path: Path) -> None:
+    """docs/server.md (Live): the GM's browser goes offline and Roll initiative is pressed: its form says the server
+    could not be reached, in words (not the browser's "Failed to fetch"), and the badge reads "reconnecting"; back
+    online, with no other seat's command, the page's own looks read the table again: the words go and the badge
+    reads "live" (they stayed until the GM changed the table, the page busy for good: a tester)."""
+    from playwright.sync_api import expect
+
+    with gm_at(tmp_path, "offline") as at:
+        gm = at.gm
+        gm.set_default_timeout(15_000)
+        head = gm.locator(".table-panel").get_attribute("data-head")
+        gm.context.set_offline(True)
+        form = gm.locator("form[data-command=roll_initiative]")
+        form.locator("button[type=submit]").click()
+        expect(form.locator(".form-error")).to_contain_text("The server could not be reached, so this may not have "
+                                                            "been done")
+        expect(form.locator(".form-error")).not_to_contain_text("Failed to fetch")
+        expect(gm.locator("#live")).to_have_text("reconnecting")
+        gm.context.set_offline(False)
+        expect(gm.locator("form[data-command=roll_initiative] .form-error")).to_have_text("")
+        expect(gm.locator("#live")).to_have_text("live")
+        expect(gm.locator(".table-panel")).to_have_attribute("data-head", str(head))  # nothing was written
+        assert gm.evaluate("document.body.dataset.busy") is None
+
+
 def test_a_phone_scrolled_down_sees_that_the_server_is_out_of_reach(tmp_path: Path) -> None:
     """docs/server.md (Live): on a phone (390x844) scrolled to the foot of the page, the server stopped: the live
     badge reads "reconnecting" and stands on the screen (it stayed at the page's top, off the screen, and a player
