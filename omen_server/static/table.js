@@ -570,7 +570,12 @@
       const target = $("#decision") || $(".fight-bar");
       if (!target) return;
       const top = target.getBoundingClientRect().top;
-      if (top < 0 || top > window.innerHeight / 2) window.scrollTo(0, Math.max(0, window.scrollY + top - 8));
+      // clear of the fight bar pinned above it on a wide screen (its scroll margin: the decision's heading stood
+      // under the bar, a tester), 8 px below the screen's top elsewhere
+      const margin = Math.max(8, parseFloat(getComputedStyle(target).scrollMarginTop) || 0);
+      if (top < margin || top > window.innerHeight / 2) {
+        window.scrollTo(0, Math.max(0, window.scrollY + top - margin));
+      }
     }
 
     // And the focus with it, once the page's own command is answered (WCAG 2.4.3; found by a blind tester: it fell

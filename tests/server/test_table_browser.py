@@ -1401,6 +1401,48 @@ def test_a_command_sent_while_offline_is_said_and_goes_once_the_page_is_back(tmp
         assert gm.evaluate("document.body.dataset.busy") is None
 
 
+def test_a_decision_brought_into_view_stands_clear_of_the_fight_bar(tmp_path: Path) -> None:
+    """C19: at 1280 x 600 the GM types the initiative faces (Vesh and the Lurker, a copy of Vesh, both 3 + 2 = 5)
+    and presses Enter: the tie's decision is brought into view with the focus at its heading, which stands below
+    the fight bar pinned at the screen's top (it stood under it, half hidden: a tester)."""
+    import copy
+
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    try:
+        sheets = bundled_sheets()
+        lurker = {**copy.deepcopy(sheets["vesh"]), "id": "lurk", "name": "Lurker in the Reeds"}
+        status, made = server.call("POST", "/fights", {"id": "tie", "dice": "manual", "combatants": [
+            *(sheets[n] for n in ("kael", "brin", "vesh", "skarn")), lurker]}, token=server.create_token)
+        assert status == 201, made
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.gm_page(browser, f"{origin}/table/tie", made["gm_token"], height=600)
+                form = gm.locator("form[data-command=roll_initiative]")
+                for i, face in enumerate([6, 5, 3, 1, 3]):  # each combatant's AGI die (a roll-off's "if rolled"
+                    form.locator("input.face").nth(i).fill(str(face))  # ones left blank)
+                form.locator("button[type=submit]").focus()
+                gm.keyboard.press("Enter")
+                expect(gm.locator("#decision-h")).to_be_focused()
+                expect(gm.locator("#decision-h")).to_contain_text("an initiative tie among allies")
+                gm.wait_for_function("() => Math.abs(document.querySelector('#decision').getBoundingClientRect().top"
+                                     " - parseFloat(getComputedStyle(document.querySelector('#decision'))"
+                                     ".scrollMarginTop)) < 2")
+                bar, heading = gm.evaluate("() => [document.querySelector('.fight-bar').getBoundingClientRect().bottom,"
+                                           " document.querySelector('#decision-h').getBoundingClientRect().top]")
+                assert gm.evaluate("scrollY") > 0 and heading >= bar, (bar, heading)
+                watch.clean_but(400)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+
+
 def test_a_phone_scrolled_down_sees_that_the_server_is_out_of_reach(tmp_path: Path) -> None:
     """docs/server.md (Live): on a phone (390x844) scrolled to the foot of the page, the server stopped: the live
     badge reads "reconnecting" and stands on the screen (it stayed at the page's top, off the screen, and a player
