@@ -60,11 +60,21 @@ def _interrupted() -> None:
     """Say, in one line, that a Ctrl-C stopped the command, that what was written is whole, and what the command had
     written by then (omen simulate stopped while writing its outputs at the end: the run written, a report's fight
     pages half written and an earlier run's removed, said as exit 3 says them: a tester's report was left linking
-    pages that were gone, and the line said nothing was kept)."""
+    pages that were gone, and the line said nothing was kept); where ``--json`` was asked for, also as
+    ``{"error": {"kind": "Interrupted", "exit": 130, ...}}`` on standard output."""
     said = "omen: interrupted (Ctrl-C): what was written is whole (a command is appended whole or not at all; an " \
         "output file is written beside and renamed into place; omen simulate writes its run at the end)"
     if not _WRITTEN and INTERRUPT_NOTE:  # a command that says what a stop before it wrote anything means
         said += f"; {INTERRUPT_NOTE[0]}"
+    if _FORMAT.get("json_out") == "yes":  # asked for --json: standard output says it too, as an error's object
+        import msgspec
+
+        from .errors import ErrorReport, facts_of
+
+        facts = facts_of(said.removeprefix("omen: "), INTERRUPTED, None, "; ".join(_WRITTEN.values()), "Interrupted")
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.write(msgspec.json.encode(ErrorReport(error=facts)).decode() + "\n")
+            sys.stdout.flush()
     say(said + _written_said())
 
 

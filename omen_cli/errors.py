@@ -23,7 +23,7 @@ class ErrorFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     kind: str
     """The error's class (``RuleViolation``, ``ContentError``, ``FacesNeeded``, ``ConcurrencyError``...;
     ``BadInput`` for any other refusal of bad input, ``UsageError`` for a command line that does not parse,
-    ``OutputFailed`` where standard output could not be written)."""
+    ``OutputFailed`` where standard output could not be written, ``Interrupted`` for a Ctrl-C, exit 130)."""
     message: str
     """The words of the one line on standard error, without its ``omen: error: ``."""
     exit: int

@@ -1055,6 +1055,29 @@ class TestForScripts:
         assert audit.exit_code == 0, audit.output
         assert "dice provenance: seq" in audit.output and "kael's hit roll [4, 2] is manual" in audit.output
 
+    def test_ctrl_c_under_json_is_an_error_object_too(self, tmp_path: Path) -> None:
+        """docs/live.md ("Errors for a script"): a Ctrl-C as `omen do --json` decides its command exits 130 with
+        `{"error": {"kind": "Interrupted", "exit": 130, ...}}` on standard output, as any failure under --json (it
+        said a notice on standard error only, standard output empty), and nothing is appended."""
+        import subprocess
+        import sys
+
+        log = played(set_up(tmp_path), INITIATIVE)
+        size = len(lines(log))
+        command = json.dumps({"command": "end_turn", "who": "kael"})
+        script = ("import os, signal, sys\nimport omen_core.engine as engine\nreal = engine.Fight.execute\n"
+                  "def execute(self, *a, **k):\n    os.kill(os.getpid(), signal.SIGINT)\n"
+                  "    return real(self, *a, **k)\n"
+                  f"engine.Fight.execute = execute\nsys.argv = ['omen', 'do', {str(log)!r}, {command!r}, '--json']\n"
+                  "from omen_cli import main\nmain()\n")
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                              cwd=ROOT)  # (this checkout's omen_cli, as the test's own imports)
+        assert done.returncode == 130, done.stderr
+        error = json.loads(done.stdout)["error"]
+        assert (error["kind"], error["exit"]) == ("Interrupted", 130), error
+        assert error["message"].startswith("interrupted (Ctrl-C): what was written is whole") and "written" not in error
+        assert done.stderr.startswith("omen: interrupted (Ctrl-C)") and len(lines(log)) == size
+
     def test_a_reveal_retried_under_its_key_is_found_done(self, tmp_path: Path) -> None:
         """docs/live.md (Retries): `reveal_seed --seed S --idempotency-key K` in a fight that goes on, run again, is
         found done, exit 0, nothing appended (the fresh seed's commitment omen filled in made the recorded command
