@@ -490,6 +490,25 @@ class SeedCheck:
         epoch.held = array("q")
 
 
+def _not_provided(joined: CombatantJoined, seq: int) -> list[str]:
+    """A note where a joining sheet lists an ability by an id that no shipped ability nor extension installed here
+    provides (an ability written as data is recorded whole): the fight used a Python extension this omen does not
+    have, and the findings it leads to (the roster refused, decisions decided otherwise) read like tampering unless
+    said (docs/extensions.md, "Verifying and replaying a fight with an extension")."""
+    from omen_core.content import SHIPPED_ABILITIES
+    from omen_core.extensions import BY_ID
+
+    missing = [a for a in joined.sheet.abilities if isinstance(a, str) and a not in SHIPPED_ABILITIES.abilities
+               and a not in BY_ID]
+    if not missing:
+        return []
+    listed = ", ".join(repr(a) for a in missing)
+    return [f"{joined.sheet.id}'s sheet (seq {seq}) lists {listed}, which neither a shipped ability nor an "
+            "extension installed here provides: a fight that used a Python extension verifies only where the same "
+            "extension is installed (docs/extensions.md); the findings from this seq on may come from its absence "
+            "alone"]
+
+
 class Audit(Visitor):
     """The audit, as a visitor of a lenient timeline walk (see the module doc)."""
 
@@ -570,6 +589,8 @@ class Audit(Visitor):
         if self.batch.by_event:
             self.findings.extend(self._by_event(rec, before, after))
         self.previous = rec.event
+        if isinstance(rec.event, CombatantJoined) and not voided:
+            self.notes.extend(_not_provided(rec.event, rec.seq))
         if rec.seq in self.wanted:
             self.targets[rec.seq] = Target(before=before, event=rec.event, seq=rec.seq, batch=rec.batch, live=True)
         try:

@@ -1687,3 +1687,25 @@ def test_a_long_events_difference_is_quoted_where_it_lies_its_cuts_marked() -> N
     middle = _clipped("y" * 300 + "A" + "y" * 900, "y" * 300 + "B" + "y" * 900)
     assert middle.startswith("…") and middle.endswith("…") and "A" in middle and len(middle) == CLIP + 2
     assert _clipped('{"a":1}', '{"a":2}') == '{"a":1}'
+
+
+def test_a_sheet_listing_an_extension_not_installed_here_is_noted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/extensions.md ("Verifying and replaying a fight with an extension"): Brin's sheet lists arcane_ward, a
+    Python extension; audited where it is installed, the log verifies with no note; where it is not (the registry
+    emptied), a note names the sheet, the id and why the findings after it may come from that alone (they read like
+    tampering: a roster refusal, decisions decided otherwise, a defense's terms)."""
+    from types import MappingProxyType
+
+    import omen_core.extensions
+
+    brin = msgspec.structs.replace(sheet("brin"), abilities=("arcane_ward",))
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), clock=lambda: 0)
+    fight.join(sheet("kael"))
+    fight.join(brin)
+    assert verify(fight.events).notes == ()
+    monkeypatch.setattr(omen_core.extensions, "BY_ID", MappingProxyType({}))
+    seq = next(r.seq for r in fight.events if isinstance(r.event, CombatantJoined) and r.event.sheet.id == "brin")
+    assert verify(fight.events).notes == (
+        f"brin's sheet (seq {seq}) lists 'arcane_ward', which neither a shipped ability nor an extension installed "
+        "here provides: a fight that used a Python extension verifies only where the same extension is installed "
+        "(docs/extensions.md); the findings from this seq on may come from its absence alone",)
