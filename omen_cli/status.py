@@ -70,11 +70,24 @@ def _where(found: Options, state: FightState) -> str:
     return f"{title} at seq {found.seq}: {now}; {found.dice} dice{seed}"
 
 
+def _undeclared(state: FightState) -> str:
+    """Where the open decision point is one no extension installed here declares (a log played with a Python
+    extension, read without it): said, since nothing answers it here (docs/extensions.md); "" otherwise."""
+    from omen_core.extensions import window
+
+    opened = state.pending.decision if state.pending is not None else None
+    if opened is None or window(opened.decision, state) is not None:
+        return ""
+    return (f"; but no extension installed here declares {opened.decision!r}, so nothing can answer it here: "
+            "install the extension the fight was played with (docs/extensions.md)")
+
+
 def _awaited(found: Options, state: FightState) -> str:
     w = found.waiting
     if w is not None:
         who = ", ".join(_name(state, x) for x in w.who) or "the GM"
-        return f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; {answer_costs(w, state)}"
+        return (f"awaited: {who}: {w.title} ({w.rule}), with {' or '.join(w.answers)}; {answer_costs(w, state)}"
+                f"{_undeclared(state)}")
     if state.ending is not None:
         left = [*(["reveal the seed"] if _offered(found, "reveal_seed") else []), *_undoing(state)]
         return f"awaited: nothing ({', or '.join(left)})" if left else "awaited: nothing: the fight is over"

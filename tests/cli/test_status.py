@@ -227,6 +227,26 @@ def test_a_decision_inside_an_attack_shows_the_totals_it_turns_on() -> None:
     assert not any("hit total" in line for line in status_lines(options(fight.state), fight.state, "t.jsonl", None))
 
 
+def test_a_decision_no_installed_extension_declares_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/extensions.md: a log read where the extension that declares its open decision point is not installed
+    (window() finds no row for it) says so on the awaited line, since nothing can answer it here (it said the
+    decision alone, and every answer was then refused: a tester)."""
+    import omen_core.extensions
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+    from tests.test_abilities import having
+
+    fight = new_fight(having(sheet("ana"), "steady_aim"), sheet("orc", side="raiders"), faces=[3, 1, 5])
+    fight.attack("ana", "orc", unarmed=True)
+    found = options(fight.state)
+    assert "no extension installed here" not in status_lines(found, fight.state, "t.jsonl", None)[1]
+    monkeypatch.setattr(omen_core.extensions, "window", lambda kind, state: None)
+    assert status_lines(found, fight.state, "t.jsonl", None)[1] == (
+        "awaited: Ana: Steady Aim (C37), with answer_decision; per answer: use: 1 Will, pass: free; but no extension "
+        "installed here declares 'steady_aim', so nothing can answer it here: install the extension the fight was "
+        "played with (docs/extensions.md)")
+
+
 def test_each_choice_has_its_own_dice_line_under_all(capsys: pytest.CaptureFixture[str]) -> None:
     """``--all``: B's Parry with the mace (an STR d8) is its own dice line, not folded under Block's (a RES d8), and
     A's touch has its own, not folded under the bolt (same dice): every choice's dice line names its choice."""
