@@ -351,9 +351,10 @@ def _names_seen(args: Mapping[str, Any], sight: Sight) -> bool:
 class CombatantView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A combatant as a seat sees it at the table: name and side always; HP as exact (``hp``, ``max_hp``) or a
     band (``hp_band``) or nothing, as the fight's HP display says (its owner and the GM: exact); Will, Bonus
-    Actions and what is in hand to its owner and the GM; the conditions with their stacks and, for those with a
-    duration, the ticks left (``remaining``: C28, public as their ticks are); whether it is out of
-    the fight (fled, yielded, dead); whether it is the one whose turn it is."""
+    Actions and what is in hand to its owner and the GM; the conditions with their stacks, in the order they were
+    applied (C40: the order they take effect in at one moment; every seat that sees the combatant sees each
+    application), and, for those with a duration, the ticks left (``remaining``: C28, public as their ticks are);
+    whether it is out of the fight (fled, yielded, dead); whether it is the one whose turn it is."""
 
     id: str
     name: str
@@ -387,7 +388,8 @@ def combatant_views(state: FightState, sight: Sight, hidden_by_gm: Iterable[str]
             hp=c.hp if exact else None, max_hp=c.sheet.hp if exact else None,
             hp_band=hp_band(c.hp, c.sheet.hp) if not exact and sight.hp == "banded" else None,
             will=c.will if mine else None, bonus_actions=c.bonus_actions if mine else None,
-            in_hand=c.held if mine else None, conditions=dict(c.conditions),
+            in_hand=c.held if mine else None,
+            conditions=dict(sorted(c.conditions.items(), key=lambda kv: (c.applied.get(kv[0], 0), kv[0]))),
             remaining={k: v for k, v in c.remaining.items() if k in c.conditions}, left=c.left,
             own=who in sight.own, hidden=sight.gm and who in secret))
     return tuple(views)

@@ -732,7 +732,7 @@ def _conditions(v: CombatantView, ticks: Mapping[str, str], until: Mapping[str, 
                 said: Mapping[str, str]) -> tuple[Condition, ...]:
     return tuple(Condition(name, stacks, v.remaining.get(name), ticks.get(name, "never").replace("_", " "),
                            until.get(name, ""), said.get(name, ""), _until_short(until.get(name, "")))
-                 for name, stacks in sorted(v.conditions.items()))
+                 for name, stacks in v.conditions.items())  # in the order they were applied (C40), as omen status
 
 
 def _until_short(until: str) -> str:

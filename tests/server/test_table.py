@@ -484,6 +484,22 @@ def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
             "(C13))</li>" in mine and "armor \u2212" not in mine)
 
 
+def test_a_chip_lists_its_conditions_in_the_order_they_were_applied(table: Any) -> None:
+    """C40: the GM applies Prone, then Fatigued, to Kael: his chip, on the GM's page and on Alice's, lists Prone
+    first, as ``omen status`` does (the chips listed them by name), and so does the seat's state over HTTP."""
+    table.create()
+    alice = _seat(table, "Alice", "kael")
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    for condition in ("Prone", "Fatigued"):
+        assert table.command({"command": "apply_condition", "who": "kael", "condition": condition}).status_code == 201
+    for token in (table.gm, alice):
+        text = fragment(table, token)
+        assert re.findall(r'data-condition="(\w+)"', text)[:2] == ["Prone", "Fatigued"], token
+        state = table.client.get("/fights/duel/state", headers=table.auth(token)).json()
+        kael = next(c for c in state["combatants"] if c["id"] == "kael")
+        assert list(kael["conditions"]) == ["Prone", "Fatigued"]
+
+
 def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> None:
     """C37, C41: Alice, who plays Kael (Healing Word and Second Wind), reads both on her page: how each is used,
     its summary and Second Wind's 1 use left this fight; Bob's page (Vesh's player) lists none of Kael's; the GM's
