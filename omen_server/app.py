@@ -8,11 +8,13 @@ this module, the seats', the staging's and the table page's).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import re
 import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
+from importlib.resources import files
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, TypeVar, Union, get_args
 
 import anyio
@@ -1478,6 +1480,56 @@ def _check_roster(combatants: Sequence[Any]) -> None:
                             f"{'is' if len(combatants) == 1 else 'are'} given: the combatants given here are the "
                             "fight's whole roster (at $.combatants)", "$.combatants", "rule-violation",
                             "A rule refuses this command", rule="C19")
+
+
+@functools.cache
+def engine_words() -> frozenset[str]:
+    """The words omen's own messages are made of (``data/engine-words.txt``, made from the engine's and the
+    server's string literals by ``python -m tests.engine_words``; a test keeps it current)."""
+    return frozenset((files("omen_server") / "data" / "engine-words.txt").read_text(encoding="utf-8").split())
+
+
+#: What every seat is shown of anyone's sheet anyway (the default names of armor and shields): never a secret.
+PUBLIC_WORDS = frozenset({"armor", "shield"})
+
+
+def _secret_fields(sheet: CombatantSheet) -> Iterator[tuple[str, str]]:
+    """The ids and names of a sheet that a seat not playing it may not be shown (its id and name once hidden, its
+    gear, its abilities: :func:`omen_core.seats.sight_of`'s secrets), each with its path in the sheet."""
+    yield ".id", sheet.id
+    yield ".name", sheet.name
+    for i, weapon in enumerate(sheet.weapons):
+        yield f".weapons[{i}].id", weapon.id
+        yield f".weapons[{i}].name", weapon.name
+    if sheet.shield is not None:
+        yield ".shield.id", sheet.shield.id
+        yield ".shield.name", sheet.shield.name
+    if sheet.armor is not None:
+        yield ".armor.name", sheet.armor.name
+    for i, entry in enumerate(sheet.abilities):
+        if isinstance(entry, str):
+            yield f".abilities[{i}]", entry
+        else:
+            yield f".abilities[{i}].id", entry.id
+            yield f".abilities[{i}].name", entry.name
+
+
+def _check_words(combatants: Sequence[CombatantSheet]) -> None:
+    """422 ``invalid-request`` at the first id or name of a sheet that is one of omen's own words (``turn``,
+    ``round``, ``it``): a seat's copy of a refusal has each secret id and name in it replaced by ``(hidden)``, so a
+    secret spelled as one of the message's own words would change them, and the seat could tell that it is there
+    (a tester read "cannot end the (hidden)" where a hidden foe's id was "turn"). Armor's and a shield's default
+    names are shown to everyone anyway (:data:`PUBLIC_WORDS`)."""
+    words = engine_words()
+    for index, sheet in enumerate(combatants):
+        for path, value in _secret_fields(sheet):
+            if value in words and value not in PUBLIC_WORDS:
+                where = f"$.combatants[{index}]{path}"
+                raise Unprocessable(
+                    f"{value!r} is one of the words omen's own messages are made of: a seat's copy of a message has "
+                    "every id and name it may not be shown replaced by (hidden), so one spelled as these words would "
+                    "change the message's own words, and a seat could tell it is there; choose another (docs/"
+                    f"server.md, \"Threat model\") (at {where})", where)
 
 
 def _refused_sheet(exc: RuleViolation) -> Unprocessable | None:

@@ -85,6 +85,7 @@ from .app import (
     _bearer,
     _check_ids,
     _check_roster,
+    _check_words,
     _errors,
     _first_answer,
     _follow,
@@ -176,6 +177,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         spec = _strict(body, CreateFight)
         wholes_within(body)  # a sheet's number past 2**53 - 1 named where the request holds it
         _check_roster(spec.combatants)
+        _check_words(spec.combatants)
         known = {sheet.id for sheet in spec.combatants}
         _check_ids(spec.hidden, known, "hidden")
         _check_ids(spec.physical, known, "physical")
