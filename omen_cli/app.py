@@ -477,7 +477,8 @@ def _tell_error(message: str, code: int, error: OmenError | None = None, written
                 sys.stderr.write(msgspec.json.encode(line).decode() + "\n")
                 sys.stderr.flush()
             return
-    err.print(f"[bold red]omen: error:[/] {escape(said)}")
+    with contextlib.suppress(OSError, ValueError):  # standard error closed too (2>&1 | head -1): the exit code says it
+        err.print(f"[bold red]omen: error:[/] {escape(said)}")
 
 
 def _context() -> Any:

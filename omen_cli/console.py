@@ -3,6 +3,8 @@ standard output and error as they stand now, user text made safe for the termina
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -24,6 +26,13 @@ def _console(**kwargs: Any) -> Console:
     class _Console(Console):
         def print(self, *objects: Any, **options: Any) -> None:
             super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **options)
+
+        def on_broken_pipe(self) -> None:
+            """A pipe its reader closed is an error of the stream written to, as any other write's (Rich's own
+            way, exit 1 and standard output pointed at the null device whichever stream it was, turned an undo
+            appended and reported into a pipe closed on both streams into "exit 1, nothing written": a tester)."""
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
     return _Console(highlight=False, emoji=False, **kwargs)  # ":100:" in a path or a name stays as written
 

@@ -375,6 +375,25 @@ class TestAClosedPipe:
                                    "written: "), lines
 
 
+    @pytest.mark.parametrize("name", ["do", "undo", "run", "snapshot"])
+    def test_a_writer_into_a_pipe_closed_on_both_streams_exits_3(self, writable: Path, name: str) -> None:
+        """``omen undo LOG 2>&1 | head -1``: standard error is the closed pipe too, so nothing can be said, but the
+        exit code still says the command was written, 3 (it was 1, "nothing written": a script retried the undo
+        and undid one command more each time, a tester)."""
+        argv = _writers(writable)[name]
+        files = {p: p.read_bytes() for p in writable.rglob("*") if p.is_file()}
+        reader, writer = os.pipe()
+        os.close(reader)
+        try:
+            done = subprocess.run([sys.executable, "-m", "omen_cli", *argv], check=False, cwd=writable,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=writer, stderr=writer,
+                                  timeout=120)
+        finally:
+            os.close(writer)
+        assert done.returncode == 3
+        assert {p: p.read_bytes() for p in writable.rglob("*") if p.is_file()} != files  # it was written
+
+
 class TestContentFiles:
     @pytest.mark.parametrize("command", ["run", "do"])
     def test_invalid_utf8_names_the_file_and_the_byte(self, demo_log: Path, tmp_path: Path, command: str) -> None:
