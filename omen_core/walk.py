@@ -94,6 +94,11 @@ __all__ = ["Finding", "UndoRecord", "Landmarks", "Source", "StoreSource", "Lines
            "scan_landmarks", "keyed_batch", "done_under_key", "usable_snapshot", "Step", "torn_batch", "tears"]
 
 
+#: What a line that holds no event is called in its finding (it takes no seq: the finding's ``seq`` is the next
+#: event's, for its order, and the finding is said by its line alone).
+NO_EVENT = ("empty line", "a line of white space only")
+
+
 class Finding(msgspec.Struct, frozen=True, kw_only=True):
     """One problem an audit found: where (seq, and the line for problems found in the raw bytes), which rule,
     what, and expected vs found. ``kind`` sets apart what is not a fault of the log: ``"undo re-roll"``, dice
@@ -607,7 +612,7 @@ class _Reader:
             line = raw.rstrip(b"\n")
             where, n = self.source.where, self.line_no
             if not line.strip():  # an empty line, or white space only: it holds no event, so takes no seq
-                what = "empty line" if not line else "a line of white space only"
+                what = NO_EVENT[0] if not line else NO_EVENT[1]
                 self._problem(Finding(seq=self.expected, line=n, rule="format", what=what),
                               LogCorrupted(where, n, what))
                 return None

@@ -90,6 +90,7 @@ from omen_core.rules.ambush import PARTIAL_SURPRISE_INITIATIVE, ambush_difficult
 from omen_core.rules.checks import contest_winner, roll_total, save_succeeds, static_outcome
 from omen_core.state import AttackFrame, FightState, effective_bonus, is_undo_point
 from omen_core.walk import (
+    NO_EVENT,
     Finding,
     LinesSource,
     Source,
@@ -272,9 +273,14 @@ _NO_LINE = 2 ** 63
 def finding_words(finding: Finding) -> str:
     """A finding as ``omen verify`` says it: ``seq N, line L [rule] what (expected E, found F)``, the line and
     the values where the finding has them; one about the log as a whole (seq 0: a seed given that matches no
-    commitment) says so, not "seq 0", which no log holds (found by a tester)."""
-    where = "the log as a whole" if not finding.seq else \
-        f"seq {finding.seq}" + (f", line {finding.line}" if finding.line else "")
+    commitment) says so, not "seq 0", which no log holds (found by a tester); an empty line by its line
+    alone (it takes no seq)."""
+    if not finding.seq:
+        where = "the log as a whole"
+    elif finding.line and finding.what in NO_EVENT:  # a line that holds no event takes no seq (docs/verify.md)
+        where = f"line {finding.line}"
+    else:
+        where = f"seq {finding.seq}" + (f", line {finding.line}" if finding.line else "")
     said = [f"{word} {value}" for word, value in (("expected", finding.expected), ("found", finding.found)) if value]
     detail = f" ({', '.join(said)})" if said else ""
     return f"{where} [{finding.rule}] {finding.what}{detail}"

@@ -454,13 +454,15 @@ class TestRawBytes:
     def test_an_empty_line_inside_takes_no_seq(self, blank: bytes) -> None:
         """An empty line (or one of white space only) inside a log is one format finding at its line: the event
         after it is the next seq, not also "seq 101 where 102 was expected" (it was)."""
-        from omen_replay.verify import verify_lines
+        from omen_replay.verify import finding_words, verify_lines
 
         lines = EMBER_FORD.read_bytes().splitlines(keepends=True)
         lines.insert(100, blank)
         what = "empty line" if blank == b"\n" else "a line of white space only"
-        assert [(f.seq, f.line, f.rule, f.what) for f in verify_lines(lines).findings if f.kind == "integrity"] == [
-            (101, 101, "format", what)]
+        found = [f for f in verify_lines(lines).findings if f.kind == "integrity"]
+        assert [(f.seq, f.line, f.rule, f.what) for f in found] == [(101, 101, "format", what)]
+        # said by its line alone, as a line that takes no seq (it read "seq 101, line 101": a maintainer tester)
+        assert finding_words(found[0]) == f"line 101 [format] {what}"
 
     @settings(max_examples=200)
     @given(st.data())
