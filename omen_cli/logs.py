@@ -132,8 +132,10 @@ def repair(
         cut.append(f"a torn last line ({done.torn_bytes} byte{'s' if done.torn_bytes != 1 else ''})")
     if done.empty_lines:
         cut.append(f"{done.empty_lines} empty line{'s' if done.empty_lines != 1 else ''} at its end")
-    left = (f"{escape(log_url)} now ends at its last complete command" if done.line > 1 else
-            f"{escape(log_url)} is now empty: the fight's first command never completed (start it again)")
+    repaired = escape(str(done.side).rpartition(".torn-")[0] or log_url)  # the fight's own file (of a directory
+    # store too: it named the directory, a tester)
+    left = (f"{repaired} now ends at its last complete command" if done.line > 1 else
+            f"{repaired} is now empty: the fight's first command never completed (start it again)")
     out.print(f"moved {' and '.join(cut)} to {escape(str(done.side))}; {left}")
 
 

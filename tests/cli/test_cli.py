@@ -248,6 +248,19 @@ class TestRepair:
         assert demo_log.read_bytes() == b"".join(lines[:start - 1])
         assert omen("verify", str(demo_log)).exit_code == 0
 
+    def test_a_directory_stores_repair_names_the_fights_file(self, demo_log: Path, tmp_path: Path) -> None:
+        """A torn last line in a directory store's fight: repair says the fight's own file now ends at its last
+        complete command, not the directory (a maintainer tester read "d2/ now ends")."""
+        store = tmp_path / "d2"
+        store.mkdir()
+        fight = json.loads(demo_log.read_bytes().splitlines()[0])["fight_id"]
+        log = store / f"{fight}.jsonl"
+        log.write_bytes(demo_log.read_bytes()[:-20])
+        result = omen("repair", str(store))
+        said = " ".join(result.output.split())
+        assert result.exit_code == 0, said
+        assert said.endswith(f"to {log}.torn-1; {log} now ends at its last complete command"), said
+
     def test_a_log_whose_only_line_is_torn_is_repaired_to_an_empty_log(self, demo_log: Path) -> None:
         """A crash in a new fight's first write leaves one torn line: status says to run omen repair, and repair
         moves it aside ("a torn last line (100 bytes)"), saying the log is now empty; before, repair repeated the
