@@ -219,8 +219,10 @@ def print_state(summary: StateSummary, as_json: bool) -> None:
     from rich.table import Table
 
     where = f"round {summary.round}, {summary.turn}'s turn" if summary.turn else f"round {summary.round}"
+    step = f", the action in progress: {summary.action_step}" if summary.action_step != "idle" else ""  # (the
+    # JSON and --steps said it; the table did not: a maintainer tester stepping to a seq in a window)
     status = (f"ended: {summary.end_reason}" + (f" ({summary.end_side})" if summary.end_side else "")
-              if summary.ended else f"{summary.phase}, {where}")
+              if summary.ended else f"{summary.phase}, {where}{step}")
     table = Table(title=plain(f"{summary.title or summary.fight_id} at seq {summary.seq}: {status}"))
     for column in ("combatant", "side", "HP", "Will", "Bonus Actions", "conditions"):
         table.add_column(column)

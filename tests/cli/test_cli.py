@@ -404,6 +404,18 @@ class TestRunAndReplay:
         assert early["seq"] == 5 and early["phase"] == "setup"
         assert all(c["hp"] == c["hp_max"] for c in early["combatants"])
 
+    def test_replay_to_a_seq_inside_an_action_says_its_step(self, tmp_path: Path) -> None:
+        """replay --to SEQ at a seq where an action is in progress (Ember Ford, seq 88: Vesh's attack at Kael's
+        Active Defense window) says its step after the turn, as --json's action_step and --steps do (the table
+        said the turn alone: a maintainer tester); at a rest step it says none."""
+        log = tmp_path / "ef.jsonl"
+        omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+        step = json.loads(omen("replay", str(log), "--to", "88", "--json").stdout)["action_step"]
+        assert step == "Active Defense window open"
+        said = " ".join(omen("replay", str(log), "--to", "88").stdout.split())
+        assert f"vesh's turn, the action in progress: {step}" in said, said
+        assert "the action in progress" not in omen("replay", str(log), "--to", "5").stdout
+
     def test_replay_to_outside_the_log_is_bad_input(self, tmp_path: Path) -> None:
         """--to beyond the last event, or below 0, is refused with exit code 2, saying the range it may be (0, the
         state before the first event, is in it)."""
