@@ -37,6 +37,8 @@ def fixtures_check(
 
     from omen_replay.fixtures import check, fixture_dirs, orphans
 
+    if not root.is_dir():  # (it said "no fixtures under nodir", as if the folder were there: a maintainer tester)
+        bad_input(f"{root}: no such directory" if not root.exists() else f"{root}: not a directory")
     dirs = fixture_dirs(root)
     broken = orphans(root)
     if not dirs and not broken:

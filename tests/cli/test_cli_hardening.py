@@ -394,6 +394,17 @@ class TestAClosedPipe:
         assert {p: p.read_bytes() for p in writable.rglob("*") if p.is_file()} != files  # it was written
 
 
+class TestFixturesDir:
+    def test_a_fixtures_dir_that_is_not_there_is_said_so(self, tmp_path: Path) -> None:
+        """``omen fixtures check --dir nodir`` says there is no such directory, exit 2 (it said "no fixtures under
+        nodir", as if the folder were there: a maintainer tester); a file given as --dir is not a directory."""
+        missing = omen("fixtures", "check", "--dir", str(tmp_path / "nodir"))
+        assert missing.exit_code == 2 and said(missing) == f"omen: error: {tmp_path / 'nodir'}: no such directory"
+        (tmp_path / "file").write_text("x")
+        a_file = omen("fixtures", "check", "--dir", str(tmp_path / "file"))
+        assert a_file.exit_code == 2 and said(a_file) == f"omen: error: {tmp_path / 'file'}: not a directory"
+
+
 class TestContentFiles:
     @pytest.mark.parametrize("command", ["run", "do"])
     def test_invalid_utf8_names_the_file_and_the_byte(self, demo_log: Path, tmp_path: Path, command: str) -> None:
