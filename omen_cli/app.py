@@ -612,8 +612,18 @@ def check_log_parent(url: str) -> None:
     from omen_replay.output import check_parent
 
     where = _log_location(url)
-    if where is not None:
+    if where is None:
+        return
+    if not url.startswith("sqlite:"):
         check_parent(where, "the fight's log")
+        return
+    from omen_core.errors import BadInput
+
+    try:
+        check_parent(where, "the database")
+    except BadInput as exc:  # sqlite:///tmp/x.db is tmp/x.db, here: said, with the absolute form (a tester)
+        hint = "" if where.is_absolute() else f" (sqlite:///PATH is a path from here; an absolute one is sqlite:////{where})"
+        raise BadInput(f"{exc}{hint}") from None
 
 
 def _log_location(url: str) -> Path | None:

@@ -405,6 +405,26 @@ class TestFixturesDir:
         assert a_file.exit_code == 2 and said(a_file) == f"omen: error: {tmp_path / 'file'}: not a directory"
 
 
+class TestSqliteUrls:
+    def test_a_relative_sqlite_path_whose_directory_is_missing_says_the_absolute_form(self, demo_log: Path,
+                                                                                     tmp_path: Path) -> None:
+        """``sqlite:///tmp/x/s.db`` is ``tmp/x/s.db`` from here: copying into it where ``tmp/x`` does not exist says
+        the database's directory is missing and how an absolute path is written, exit 2, nothing made (it said "the
+        fight's log", with no hint of the fourth slash: a maintainer tester)."""
+        import os
+
+        here = os.getcwd()
+        os.chdir(tmp_path)
+        try:
+            result = omen("copy", str(demo_log), "sqlite:///nothere/s.db")
+        finally:
+            os.chdir(here)
+        assert result.exit_code == 2
+        assert said(result) == ("omen: error: nothere/s.db: cannot write the database: the directory nothere does not "
+                                "exist (sqlite:///PATH is a path from here; an absolute one is sqlite:////nothere/s.db)")
+        assert not (tmp_path / "nothere").exists()
+
+
 class TestContentFiles:
     @pytest.mark.parametrize("command", ["run", "do"])
     def test_invalid_utf8_names_the_file_and_the_byte(self, demo_log: Path, tmp_path: Path, command: str) -> None:
