@@ -20,6 +20,7 @@ from omen_core.abilities import PASS, USE, answer_target
 from omen_core.commands import EndFight, EndTurn
 from omen_core.content import Ability, Heal, IncomingDamage, Weapon
 from omen_core.decide import passed_over_at
+from omen_core.decide.reactions import interrupts_refused
 from omen_core.decisions import deferred_words, waiting_point
 from omen_core.derive import bonus_source, hit_numbers, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
@@ -932,7 +933,7 @@ def _passed_over(events: list[tuple[StoredEvent, FightState]], hooks: Sequence[s
     offered = {(rec.event.decision, who) for rec, _ in events if isinstance(rec.event, DecisionOpened)
                for who in rec.event.responders}
     caught = any(isinstance(rec.event, CatchAnswered) and rec.event.caught for rec, _ in events)
-    out: list[PassedOver] = []
+    out: list[PassedOver] = [passed for passed in _interrupts_passed_over(events) if told(passed.who)]
     start = 0
     for hook in hooks:
         if hook == "attack.determined" and caught:  # a caught item has no on-hit effects (C22): no such moment
@@ -959,6 +960,29 @@ def _passed_over(events: list[tuple[StoredEvent, FightState]], hooks: Sequence[s
                     out.append(PassedOver(seq=rec.seq, ability=row.title, rule=row.rule, who=who, hook=hook,
                                           why=why))
     return out
+
+
+def _interrupts_passed_over(events: list[tuple[StoredEvent, FightState]]) -> list[PassedOver]:
+    """The enemies within reach of an Action's actor that its declaration gave no Interrupt window to, and why
+    (C24: each adjacent enemy may Interrupt; C20, C22, C10, C33, C36: :func:`strike_refused`), judged in the state
+    right after the declaration; none for an action that spent no Action (a reaction, a Bonus Action's ability)."""
+    if len(events) < 2:
+        return []
+    decl = events[0][0].event
+    actor = (decl.attacker if isinstance(decl, AttackDeclared) and decl.reacting_to is None else
+             decl.caller if isinstance(decl, SaveCalled) else decl.who if isinstance(decl, AbilityUsed) else None)
+    if actor is None:
+        return []
+    windows = [rec.event for rec, _ in events if isinstance(rec.event, ReactionWindowOpened)
+               and rec.event.reaction == "interrupt"]
+    spent = any(isinstance(rec.event, CostPaid) and rec.event.resource == "action" and rec.event.who == actor
+                for rec, _ in events)
+    if not windows and not spent:
+        return []
+    responders = tuple(windows[0].responders) if windows else ()
+    after, state = events[1]
+    return [PassedOver(seq=after.seq, ability="Interrupt", rule="C24", who=who, hook="the declaration", why=why)
+            for who, why in interrupts_refused(state, actor, responders)]
 
 
 def _not_offered(events: list[tuple[StoredEvent, FightState]],

@@ -839,7 +839,8 @@ def _passed_over_said(fights: Fights, fight_id: str, state: FightState, sight: S
     Cinder-Hand: ..."). Only of an action the seat has a card of (its declaration shown to it: an action a hidden
     combatant takes part in is withheld whole, and has none), and only what its own sheets and what it is shown
     decide; nothing is said of another seat's combatants (their sheets are not this seat's to read). A tester's
-    player was not told why Riposte was not offered before its owner's first turn (C20)."""
+    player was not told why Riposte was not offered before its owner's first turn (C20); nor why no Interrupt was
+    (C24: "Interrupt to Kael Arden: Kael Arden's first turn has not come yet: ...")."""
     if top is None or top.kind != "action" or top.struck:
         return []
     seqs = set(top.seqs)
@@ -848,9 +849,12 @@ def _passed_over_said(fights: Fights, fight_id: str, state: FightState, sight: S
                  and e.event.get("reacting_to") in declared]  # the reactions it tells (an Interrupt, C24)
     if not declared:
         return []
-    if not any(c.sheet.abilities or c.sheet.shorthand_abilities() for who, c in state.combatants.items()
-               if sight.owns(who)):
-        return []  # (no ability to pass over: no walk of the log)
+    actors = {str(e.event.get(k)) for e in seen if e.seq in declared and e.event is not None
+              for k in ("attacker", "caller", "who") if e.event.get(k)}
+    near = {w for actor in actors if actor in state.combatants for w in state.engaged_with(actor)}
+    if not any(c.sheet.abilities or c.sheet.shorthand_abilities() or who in near
+               for who, c in state.combatants.items() if sight.owns(who)):
+        return []  # (no ability to pass over, no Interrupt its own could have been given: no walk of the log)
     said: list[str] = []
     for seq in declared:  # the card's action and a reaction it tells (an Interrupt's hit on the seat's combatant:
         # its Second Wind passed over at full HP went unsaid, a tester)

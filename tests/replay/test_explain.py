@@ -1040,8 +1040,10 @@ class TestWhatTheAttackAnswered:
         say why no Catch window opened (there was nothing in flight to catch)."""
         fight = _hatchet_on_bo_at_his_last_bonus_action(frozenset({"thrown"}))
         told = explain(fight.events, [r for r in fight.events if isinstance(r.event, AttackDeclared)][-1].seq)
-        assert told.verdicts[2] == "HIT: 8 > 6 (§Hit Determination)" and told.verdicts[4:] == (
+        assert told.verdicts[3] == "HIT: 8 > 6 (§Hit Determination)" and told.verdicts[5:] == (
             "9 slashing damage to bo's HP", "bo: HP 20 -> 11")  # nothing about a Catch between the hit and damage
+        # (in melee, Bo within reach with 1 Bonus Action: no Interrupt, said first, C24)
+        assert told.verdicts[0].endswith("bo has 1 Bonus Action left, and an Interrupt costs 2 (C22)")
 
     def test_a_skipped_active_defense_says_its_recorded_reason(self) -> None:
         """C8, C27 (t33): a Bow shot at the prone Bo allows no Active Defense; the explanation says the reason the
@@ -1555,7 +1557,8 @@ class TestADecisionPointNotOffered:
         """Each attack's "not offered" lines, in order."""
         from omen_core.events import AttackDeclared
 
-        return [[v for v in explain(fight.events, r.seq).verdicts if "not offered" in v]
+        return [[v for v in explain(fight.events, r.seq).verdicts if "not offered" in v
+                 and not v.startswith("Interrupt (C24)")]  # (the decision points' own: TestInterruptsNotOffered)
                 for r in fight.events if isinstance(r.event, AttackDeclared)]
 
     def test_a_use_spent_and_an_attack_that_hits_are_said_and_an_offer_is_not(self) -> None:
@@ -1819,3 +1822,43 @@ def test_an_undone_action_names_the_undo_that_took_it_back() -> None:
                                                    f"{undo.event.from_seq} to {undo.event.to_seq}): wrong target")
     fight.redo(reason="it stands")
     assert not any(v.startswith("UNDONE") for v in explain(fight.events, decl).verdicts)
+
+
+class TestInterruptsNotOffered:
+    """C24 (each enemy within reach may Interrupt an Action declared), C20, C22: an Action whose declaration gave an
+    enemy within reach no Interrupt window says why, derived from the state right after the declaration (the log
+    records only the windows that opened): a player asked why Kael was not offered one (the page said nothing)."""
+
+    def _fight(self, first: str) -> Fight:
+        """Kael and Vesh engaged, Vesh's knife attack declared; ``first``: who acts first (Kael 6 or 1 on his die)."""
+        from omen_core.commands import Engage
+
+        kael_die = 6 if first == "kael" else 1
+        fight = new_fight(sheet("kael"), sheet("vesh", side="raiders"), faces=[kael_die, 3, 2, 1, 6])
+        fight.roll_initiative()
+        fight.execute(Engage(who="vesh", others=("kael",)))
+        if first == "kael":
+            fight.end_turn("kael")
+        fight.attack("vesh", "kael", unarmed=True)
+        return fight
+
+    def said(self, fight: Fight) -> list[str]:
+        from omen_core.events import AttackDeclared
+
+        seq = next(r.seq for r in fight.events if isinstance(r.event, AttackDeclared))
+        return [v for v in explain(fight.events, seq).verdicts if v.startswith("Interrupt (C24)")]
+
+    def test_before_the_defenders_first_turn_it_is_said_why(self) -> None:
+        """Vesh acts first: Kael's first turn has not come, so his Bonus Actions are for defence only (C20)."""
+        fight = self._fight("vesh")
+        assert [line.rsplit("): ", 1)[1] for line in self.said(fight)] == [
+            "kael's first turn has not come yet: its Bonus Actions are for defence only until then (C20)"]
+
+    def test_after_it_the_window_opens_and_nothing_is_said(self) -> None:
+        """Kael acted first: the Interrupt window opens for him, so no line says it was not offered."""
+        from omen_core.events import ReactionWindowOpened
+
+        fight = self._fight("kael")
+        assert any(isinstance(r.event, ReactionWindowOpened) and r.event.responders == ("kael",)
+                   for r in fight.events)
+        assert self.said(fight) == []

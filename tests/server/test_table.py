@@ -1047,6 +1047,26 @@ def test_a_second_wind_passed_over_by_an_interrupt_is_said_on_the_card_it_cancel
     assert "Second Wind" not in fragment(table, bob)
 
 
+def test_an_interrupt_not_offered_before_the_defenders_first_turn_is_said_to_its_seat(table: Any) -> None:
+    """C24, C20: Vesh acts first and attacks Kael within reach; Kael's first turn has not come, so no Interrupt
+    window opens: Alice's card of the attack (Kael's player) and the GM's say why, as ``omen explain`` does (the page
+    said nothing: a tester's player asked why she was not offered one); Bob's (Vesh's player) says nothing."""
+    table.create(dice="manual")
+    alice, bob = _seat(table, "Alice", "kael"), _seat(table, "Bob", "vesh")
+    for command in ({"command": "roll_initiative", "dice": [1, 6]},
+                    {"command": "engage", "who": "vesh", "others": ["kael"]},
+                    {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife",
+                     "dice": [2, 1, 6]}):
+        assert table.command(command).status_code == 201, command
+    said = ("Not offered: Interrupt to Kael Arden: Kael Arden's first turn has not come yet: its Bonus Actions are "
+            "for defence only until then (C20).")
+    for token in (alice, table.gm):
+        text = fragment(table, token)
+        top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
+        assert f'<p class="not-offered" id="top-not-offered">{said}</p>' in html.unescape(top), top
+    assert 'id="top-not-offered"' not in fragment(table, bob)
+
+
 def test_a_decisions_costs_per_answer_are_said_in_brackets(table: Any) -> None:
     """C38, C41: Riposte's decision costs a Bonus Action to use and nothing to pass: the GM's decision box says
     "decides (use: 1 Bonus Action, pass: free)", not "it costs use: 1 Bonus Action, pass: free" (found by a
