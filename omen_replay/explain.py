@@ -20,7 +20,6 @@ from omen_core.abilities import PASS, USE, answer_target
 from omen_core.commands import EndFight, EndTurn
 from omen_core.content import Ability, Heal, IncomingDamage, Weapon
 from omen_core.decide import passed_over_at
-from omen_core.decide.reactions import interrupts_refused
 from omen_core.decisions import deferred_words, waiting_point
 from omen_core.derive import bonus_source, hit_numbers, override_allowing
 from omen_core.dice import commitment, seeded_mismatches
@@ -87,7 +86,7 @@ from omen_core.events import (
 )
 from omen_core.extensions import auto_rerolls
 from omen_core.hooks import amount_of, moment_said
-from omen_core.machine import action_of
+from omen_core.machine import Phase, action_of
 from omen_core.parts import HALF_ON_SUCCESS
 from omen_core.parts import Term as PartTerm
 from omen_core.rules.ambush import DIFFICULTY_RULES, TIER_WORDS, ambush_difficulty, tier_range
@@ -964,8 +963,9 @@ def _passed_over(events: list[tuple[StoredEvent, FightState]], hooks: Sequence[s
 
 def _interrupts_passed_over(events: list[tuple[StoredEvent, FightState]]) -> list[PassedOver]:
     """The enemies within reach of an Action's actor that its declaration gave no Interrupt window to, and why
-    (C24: each adjacent enemy may Interrupt; C20, C22, C10, C33, C36: :func:`strike_refused`), judged in the state
-    right after the declaration; none for an action that spent no Action (a reaction, a Bonus Action's ability)."""
+    (C24: each adjacent enemy may Interrupt; C20, C22, C10, C33, C36: :func:`_cannot_react`, as an Attack of
+    Opportunity's is said), judged in the state right after the declaration; none for an action that spent no
+    Action (a reaction, a Bonus Action's ability)."""
     if len(events) < 2:
         return []
     decl = events[0][0].event
@@ -979,10 +979,15 @@ def _interrupts_passed_over(events: list[tuple[StoredEvent, FightState]]) -> lis
                 for rec, _ in events)
     if not windows and not spent:
         return []
-    responders = tuple(windows[0].responders) if windows else ()
+    asked = set(windows[0].responders) if windows else set()
     after, state = events[1]
+    if state.phase is not Phase.ROUNDS:
+        return []
+    cost = state.ruleset.reaction_costs.interrupt if state.ruleset is not None else 2
+    side = state.combatants[actor].side
     return [PassedOver(seq=after.seq, ability="Interrupt", rule="C24", who=who, hook="the declaration", why=why)
-            for who, why in interrupts_refused(state, actor, responders)]
+            for who in state.engaged_with(actor) if who not in asked and state.combatants[who].side != side
+            and (why := _cannot_react(state, who, cost, "an Interrupt", defensive=False)) is not None]
 
 
 def _not_offered(events: list[tuple[StoredEvent, FightState]],
@@ -991,7 +996,9 @@ def _not_offered(events: list[tuple[StoredEvent, FightState]],
     at."""
     out: dict[int, list[str]] = {}
     for passed in _passed_over(events, _action_hooks(events), told):
-        out.setdefault(passed.seq, []).append(passed.said())
+        said = (f"no Interrupt window for {passed.who} ({_DERIVED.format(seq=passed.seq)}): {passed.why}"
+                if passed.ability == "Interrupt" else passed.said())  # (as an Attack of Opportunity's is said)
+        out.setdefault(passed.seq, []).append(said)
     return out
 
 

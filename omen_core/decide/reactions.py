@@ -27,7 +27,7 @@ from .draft import Draft, require_turn
 from .windows import Resume, nothing_rolled, open_window, settle_pending
 
 __all__ = ["open_interrupts", "move", "stand_up", "STOOD_UP", "finish_move", "pass_reaction", "reaction_window",
-           "close_window", "strike_refused", "interrupts_refused"]
+           "close_window"]
 
 
 def _enemies(state: FightState, who: str, among: list[str]) -> list[str]:
@@ -35,41 +35,13 @@ def _enemies(state: FightState, who: str, among: list[str]) -> list[str]:
     return [w for w in among if state.combatants[w].side != side]
 
 
-def strike_refused(state: FightState, who: str, cost: int, what: str = "it") -> str | None:
-    """Why ``who`` may not answer with an attack now (an Interrupt, C24, or an Attack of Opportunity, C23, ``what``
-    costing ``cost`` Bonus Actions), in words naming the rule; None if it may. It must be able to act (not out of the
-    fight, C33, not Dying, C36, not Incapacitated or Paralysed, C10), past the start of its first turn, since
-    before it its Bonus Actions are for defence only (C20, §The First Round: "available to use defensively before
-    their first turn"), and have the Bonus Actions (C22)."""
-    fighter = state.combatants[who]
-    if fighter.out:
-        return f"{who} is out of the fight ({fighter.left}, C33)"
-    if fighter.helpless:
-        which = "Dying" if fighter.dying else "Incapacitated" if fighter.has("Incapacitated") else "Paralysed"
-        return f"{who} is {which}: it cannot act ({'C36' if fighter.dying else 'C10'})"
-    if not state.had_a_turn(who):
-        return f"{who}'s first turn has not come yet: its Bonus Actions are for defence only until then (C20)"
-    if fighter.bonus_actions < cost:
-        left = fighter.bonus_actions
-        return f"{who} has {left} Bonus Action{'' if left == 1 else 's'} left, and {what} costs {cost} (C22)"
-    return None
-
-
 def _can_strike(state: FightState, who: str, cost: int) -> bool:
-    """Whether ``who`` may answer with an attack (an Interrupt or an Attack of Opportunity): :func:`strike_refused`
-    finds nothing against it."""
-    return strike_refused(state, who, cost) is None
-
-
-def interrupts_refused(state: FightState, actor: str, responders: tuple[str, ...]) -> list[tuple[str, str]]:
-    """The adjacent enemies of ``actor`` an Action it declared in ``state`` (the state right after the declaration)
-    gave no Interrupt window to, though C24 names them (each enemy within reach), and why (:func:`strike_refused`):
-    ``responders`` are those it gave one to."""
-    if state.phase is not Phase.ROUNDS or state.ruleset is None:
-        return []
-    cost = state.ruleset.reaction_costs.interrupt
-    return [(who, why) for who in _enemies(state, actor, state.engaged_with(actor)) if who not in responders
-            and (why := strike_refused(state, who, cost, "an Interrupt")) is not None]
+    """Whether ``who`` may answer with an attack (an Interrupt or an Attack of Opportunity): able to act (not
+    Incapacitated or Paralysed, C10, nor at 0 HP, C36), with the Bonus Actions, and past the start of its first
+    turn, since before it they are for defence only (C20, §The First Round: "available to use defensively before
+    their first turn")."""
+    fighter = state.combatants[who]
+    return not fighter.helpless and not fighter.out and fighter.bonus_actions >= cost and state.had_a_turn(who)
 
 
 def open_interrupts(draft: Draft, actor: str) -> bool:

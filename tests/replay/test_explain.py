@@ -1043,7 +1043,8 @@ class TestWhatTheAttackAnswered:
         assert told.verdicts[3] == "HIT: 8 > 6 (§Hit Determination)" and told.verdicts[5:] == (
             "9 slashing damage to bo's HP", "bo: HP 20 -> 11")  # nothing about a Catch between the hit and damage
         # (in melee, Bo within reach with 1 Bonus Action: no Interrupt, said first, C24)
-        assert told.verdicts[0].endswith("bo has 1 Bonus Action left, and an Interrupt costs 2 (C22)")
+        assert told.verdicts[0].startswith("no Interrupt window for bo (derived from the state before seq ")
+        assert told.verdicts[0].endswith("bo has 1 Bonus Action left, and an Interrupt costs 2 Bonus Actions (C22)")
 
     def test_a_skipped_active_defense_says_its_recorded_reason(self) -> None:
         """C8, C27 (t33): a Bow shot at the prone Bo allows no Active Defense; the explanation says the reason the
@@ -1557,8 +1558,7 @@ class TestADecisionPointNotOffered:
         """Each attack's "not offered" lines, in order."""
         from omen_core.events import AttackDeclared
 
-        return [[v for v in explain(fight.events, r.seq).verdicts if "not offered" in v
-                 and not v.startswith("Interrupt (C24)")]  # (the decision points' own: TestInterruptsNotOffered)
+        return [[v for v in explain(fight.events, r.seq).verdicts if "not offered" in v]
                 for r in fight.events if isinstance(r.event, AttackDeclared)]
 
     def test_a_use_spent_and_an_attack_that_hits_are_said_and_an_offer_is_not(self) -> None:
@@ -1846,13 +1846,18 @@ class TestInterruptsNotOffered:
         from omen_core.events import AttackDeclared
 
         seq = next(r.seq for r in fight.events if isinstance(r.event, AttackDeclared))
-        return [v for v in explain(fight.events, seq).verdicts if v.startswith("Interrupt (C24)")]
+        return [v for v in explain(fight.events, seq).verdicts if v.startswith("no Interrupt window")]
 
     def test_before_the_defenders_first_turn_it_is_said_why(self) -> None:
         """Vesh acts first: Kael's first turn has not come, so his Bonus Actions are for defence only (C20)."""
         fight = self._fight("vesh")
-        assert [line.rsplit("): ", 1)[1] for line in self.said(fight)] == [
-            "kael's first turn has not come yet: its Bonus Actions are for defence only until then (C20)"]
+        from omen_core.events import AttackDeclared
+
+        seq = next(r.seq for r in fight.events if isinstance(r.event, AttackDeclared))  # judged right after it
+        assert self.said(fight) == [
+            f"no Interrupt window for kael (derived from the state before seq {seq + 1}; the log records no skipped "
+            "window): kael's first turn has not come yet: its Bonus Actions are for defence only until then (C20), "
+            "and an Interrupt is an attack"]
 
     def test_after_it_the_window_opens_and_nothing_is_said(self) -> None:
         """Kael acted first: the Interrupt window opens for him, so no line says it was not offered."""

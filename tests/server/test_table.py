@@ -1059,7 +1059,7 @@ def test_an_interrupt_not_offered_before_the_defenders_first_turn_is_said_to_its
                      "dice": [2, 1, 6]}):
         assert table.command(command).status_code == 201, command
     said = ("Not offered: Interrupt to Kael Arden: Kael Arden's first turn has not come yet: its Bonus Actions are "
-            "for defence only until then (C20).")
+            "for defence only until then (C20), and an Interrupt is an attack.")
     for token in (alice, table.gm):
         text = fragment(table, token)
         top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
