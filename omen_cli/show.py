@@ -136,8 +136,12 @@ def _dice_summary(offer: Offer, state: FightState | None = None) -> list[str]:
 
 def _rolls(choice: Choice) -> str:
     """The dice a choice rolls, then those it may roll, in words."""
+    from .status import maybe_said
+
     return "; ".join([*(_describe_roll(r) for r in choice.dice),
-                      *(["maybe " + "; ".join(_describe_roll(r) for r in choice.may_roll)] if choice.may_roll else [])])
+                      *(["maybe " + maybe_said(choice.may_roll, lambda rolls: "; ".join(_describe_roll(r)
+                                                                                          for r in rolls))]
+                        if choice.may_roll else [])])
 
 
 def _parry_named(choice: Choice, state: FightState | None) -> str:

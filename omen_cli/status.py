@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
@@ -239,6 +240,19 @@ def _dice(rolls: tuple[DiceRoll, ...]) -> str:
                                                                                   for d in r.dice) for r in rolls)
 
 
+#: What the dice a command may roll say of initiative roll-offs: which combatants tie depends on the faces, so the
+#: roll-offs a probe happened to meet are not named (a rules tester scripted faces for the two they named, and two
+#: others tied: C19, C32).
+ROLL_OFFS = "a roll-off die for each combatant still tied, if the faces leave a tie (C19, C32)"
+
+
+def maybe_said(rolls: tuple[DiceRoll, ...], say: Callable[[tuple[DiceRoll, ...]], str]) -> str:
+    """The dice a command may roll, in words (``say``), its initiative roll-offs as :data:`ROLL_OFFS`."""
+    others = tuple(r for r in rolls if r.purpose != "roll_off")
+    return "; ".join(part for part in (say(others) if others else "",
+                                       ROLL_OFFS if len(others) < len(rolls) else "") if part)
+
+
 #: What a ``next:`` line says of the seed of a seeded fight that is not known here.
 GM_SEED = "the seed is the GM's: give it with --seed (or set OMEN_SEED)"
 
@@ -258,7 +272,7 @@ def next_commands(found: Options, state: FightState, log: str, seed: SeedKnown |
         line = f"omen do {shlex.quote(log)} {shlex.quote(text)}" + (f" --fight {shlex.quote(fight)}" if fight else "")
         rolls = bool(choice.dice or choice.may_roll)
         faces = f"\"dice\": the faces of {_dice(choice.dice)}" + (
-            f"; then perhaps {_dice(choice.may_roll)}" if choice.may_roll else "")
+            f"; then perhaps {maybe_said(choice.may_roll, _dice)}" if choice.may_roll else "")
         if seeded and (rolls or offer.command == "reveal_seed") and seed is not None:
             line += f" --seed {seed.hex}" if seed.printed else ""
         elif seeded and offer.command == "reveal_seed":

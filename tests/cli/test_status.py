@@ -227,6 +227,25 @@ def test_a_decision_inside_an_attack_shows_the_totals_it_turns_on() -> None:
     assert not any("hit total" in line for line in status_lines(options(fight.state), fight.state, "t.jsonl", None))
 
 
+def test_roll_offs_the_faces_may_need_are_said_without_naming_who(capsys: pytest.CaptureFixture[str]) -> None:
+    """C19, C32: before initiative, the dice roll_initiative may roll after its own are roll-offs, for whoever the
+    faces leave tied: next: and --all say so in words, naming no combatant (they named the two a probe happened to
+    tie, and a rules tester scripted faces for them while two others tied)."""
+    from omen_cli.show import print_options
+    from omen_cli.status import ROLL_OFFS
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    fight = new_fight(sheet("ana"), sheet("bo"), sheet("orc", side="raiders"), sheet("gob", side="raiders"))
+    found = options(fight.state)
+    line = next(line for line in status_lines(found, fight.state, "t.jsonl", None) if "omen do" in line
+                and "roll_initiative" in line)
+    assert line.endswith(f"then perhaps {ROLL_OFFS}") and "roll off" not in line, line
+    print_options(found, False, fight.state)
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"maybe {ROLL_OFFS}" in said and "roll off" not in said
+
+
 def test_a_decision_no_installed_extension_declares_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/extensions.md: a log read where the extension that declares its open decision point is not installed
     (window() finds no row for it) says so on the awaited line, since nothing can answer it here (it said the
