@@ -147,10 +147,15 @@ def _offered(found: Options, command: str) -> bool:
     return any(o.command == command for o in found.offers)
 
 
+#: A surprise tier as a combatant's line says it until its first turn (combat.txt §Determine Ambush, C18).
+_SURPRISE = {"complete": "Complete Surprise (C18: no turn in the first round, no drawing until its first turn)",
+             "partial": "Partial Surprise (C18: -5 to its initiative)"}
+
+
 def combatant_line(found: Options, state: FightState, who: str) -> str:
     """One combatant in a line: turn mark, name, side, HP, Will, Bonus Actions, the turn's Action and Movement,
-    what is in hand, conditions (with the ticks left), the uses left of its limited abilities and the deferred
-    costs it owes (C41), out of the fight."""
+    what is in hand, its surprise tier until its first turn (C18), conditions (with the ticks left), the uses left
+    of its limited abilities and the deferred costs it owes (C41), out of the fight."""
     fighter = state.combatants[who]
     budget = next((b for b in found.combatants if b.who == who), None)
     mark = "▶" if found.turn == who and state.ending is None else " "  # after the end, nobody's turn
@@ -159,6 +164,10 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
     if budget is not None and budget.turn and state.ending is None:
         parts.append(f"Action {budget.actions} Move {budget.movement}")
     parts.append("in hand: " + (", ".join(fighter.held) or "nothing"))
+    tier = state.surprise.get(who)
+    # while it matters: until its first turn, until initiative is rolled (a GM looked for it: a tester)
+    if (tier == "complete" and not state.had_a_turn(who)) or (tier == "partial" and not state.order):
+        parts.append(_SURPRISE[tier])
     for name, stacks in sorted(fighter.conditions.items(), key=lambda c: (fighter.applied.get(c[0], 0), c[0])):
         # in the order they were applied, the order they take effect in at one moment (C40; it was by name)
         left = fighter.remaining.get(name)

@@ -246,6 +246,30 @@ def test_roll_offs_the_faces_may_need_are_said_without_naming_who(capsys: pytest
     assert f"maybe {ROLL_OFFS}" in said and "roll off" not in said
 
 
+def test_a_surprise_tier_is_on_its_combatants_line_while_it_matters() -> None:
+    """C18, C21 (fixture ambush-surprise-tiers-first-round): before initiative, Kael's line says Complete Surprise
+    and Brin's Partial Surprise, Mira's (alert) nothing (status said no tier: a rules tester's GM had to try a
+    refused command to learn it); once initiative is rolled, Brin's -5 is spent and only Kael's stays, until his
+    first turn."""
+    from pathlib import Path
+
+    from omen_cli.status import combatant_line
+
+    lines = (Path(__file__).resolve().parents[2] / "fixtures" / "ambush-surprise-tiers-first-round" /
+             "fight.jsonl").read_bytes().splitlines(keepends=True)
+    rolled = next(json.loads(line) for line in lines if b'"initiative_rolled"' in line)
+    start, size = rolled["batch"], rolled["batch_size"]  # roll_initiative's command: cut before it, or after it
+    before = replay(LinesSource(lines[:start - 1]))
+    said = {who: combatant_line(options(before), before, who) for who in ("kael", "brin", "mira")}
+    assert said["kael"].endswith("Complete Surprise (C18: no turn in the first round, no drawing until its first "
+                                 "turn)"), said
+    assert said["brin"].endswith("Partial Surprise (C18: -5 to its initiative)") and "Surprise" not in said["mira"]
+    after = replay(LinesSource(lines[:start - 1 + size]))
+    assert after.order and not after.had_a_turn("kael")
+    assert "Complete Surprise" in combatant_line(options(after), after, "kael")
+    assert "Partial Surprise" not in combatant_line(options(after), after, "brin")
+
+
 def test_a_decision_no_installed_extension_declares_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/extensions.md: a log read where the extension that declares its open decision point is not installed
     (window() finds no row for it) says so on the awaited line, since nothing can answer it here (it said the
