@@ -631,13 +631,31 @@ def _order(e: InitiativeOrderSet, names: _Names) -> Iterator[tuple[LineKind, str
     by_total: dict[int, list[str]] = {}
     for who in e.order:
         check = names.initiatives.get(who)
-        if check is not None and who not in names.tied:
+        if check is not None:
             by_total.setdefault(check.total, []).append(who)
     for total, group in by_total.items():
-        if len(group) > 1:
-            bonuses = " against ".join(f"{names.initiatives[w].attribute_bonus:+d}" for w in group)
+        bonus = {w: names.initiatives[w].attribute_bonus for w in group}
+        if len(set(bonus.values())) < 2:
+            continue  # one AGI bonus: the roll-off (or the allies' agreement) settled it, and says so
+        if not any(w in names.tied for w in group):
+            bonuses = " against ".join(f"{bonus[w]:+d}" for w in group)
             yield "note", (f"  {' and '.join(map(names, group))} tied at {total}: {names(group[0])} goes first, on "
                            f"the higher AGI bonus ({bonuses}, C19)")
+            continue
+        # some of them tied on the AGI bonus too: each bonus in its turn, those who shared one settled otherwise (it
+        # said the pair the bonus settled alone, and not where the others stood: a rules tester)
+        tiers: list[list[str]] = []
+        for w in group:
+            if tiers and bonus[tiers[-1][0]] == bonus[w]:
+                tiers[-1].append(w)
+            else:
+                tiers.append([w])
+        said = ", then ".join(" and ".join(map(names, tier)) + f" ({bonus[tier[0]]:+d}"
+                              + (", in the order their tie was settled" if len(tier) > 1 else "") + ")"
+                              for tier in tiers)
+        everyone = [names(w) for w in group]
+        yield "note", (f"  {', '.join(everyone[:-1])} and {everyone[-1]} tied at {total}: by the higher AGI bonus, "
+                       f"{said} (C19)")
     names.initiatives, names.tied = {}, set()
     yield "header", f"Initiative order: {', '.join(map(names, e.order))}"
 

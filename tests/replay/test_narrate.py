@@ -572,3 +572,18 @@ def test_a_house_ruleset_named_core_is_said_not_to_be_the_shipped_one() -> None:
                                   "own under that name) with scripted dice")):
         fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), ruleset=ruleset, clock=lambda: 0)
         assert narrate(fight.events)[0].text == f"Fight {said}"
+
+
+def test_a_tie_of_four_says_where_each_stands() -> None:
+    """C19: Ana (+2), Bo (+1), Cy (+1) and Orc (+0) all total 6; the AGI bonus puts Ana first and Orc last, and Bo
+    and Cy, foes, roll off (6 + 1 = 7 against 1 + 1 = 2): the line says every one's place by the bonus and that Bo
+    and Cy were settled otherwise (it said "Ana and Orc tied at 6: Ana goes first", and nothing of Bo and Cy: a
+    rules tester)."""
+    fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([4, 5, 5, 6, 6, 1]), clock=lambda: 0)
+    for who, side, bonus in (("ana", "heroes", 2), ("bo", "heroes", 1), ("cy", "raiders", 1), ("orc", "raiders", 0)):
+        fight.join(sheet(who, side, AGI=(6, bonus)))
+    fight.roll_initiative()
+    assert fight.state.order == ("ana", "bo", "cy", "orc")
+    said = [line.text.strip() for line in narrate(fight.events) if "tied at 6" in line.text]
+    assert said == ["Ana, Bo, Cy and Orc tied at 6: by the higher AGI bonus, Ana (+2), then Bo and Cy (+1, in the "
+                    "order their tie was settled), then Orc (+0) (C19)"], said
