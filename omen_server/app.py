@@ -574,6 +574,11 @@ def _message(item: dict[str, Any], field: str | None) -> str:
     return _PATTERN_WORDS.get(field or "", message.replace("\\\\", "\\"))
 
 
+#: The headers omen reads, by the parameter name a validation error gives (``header.idempotency_key`` named the
+#: header otherwise than its repeated form did, ``header.Idempotency-Key``: a client author).
+_HEADER_NAMES = {"idempotency_key": "Idempotency-Key", "last_event_id": "Last-Event-ID", "table_tag": "X-Table-Tag"}
+
+
 def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     """A request whose body or parameters do not decode: 400, naming the field (``$.command.who``)."""
     assert isinstance(exc, ValidationException)
@@ -583,6 +588,8 @@ def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Res
     if key == "data" and first.get("message") == "'data'":  # no body at all
         return _problem(400, "invalid-body", "The request does not validate", "a JSON body is required (at $)",
                         field="$")
+    if first.get("source") == "header" and isinstance(key, str):
+        key = _HEADER_NAMES.get(key, key)  # the header as sent, as every other field naming a header says it
     field = None if key is None else ("$" if first.get("source", "body") == "body" else first["source"]) + (
         f".{key}" if key else "")
     missing = _MISSING_PARAMETER.match(str(exc.detail)) if not extra else None

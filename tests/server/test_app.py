@@ -916,6 +916,16 @@ class TestHostileInput:
         answer = on_disk.client.get("/fights/duel/stream", headers={**on_disk.auth(), "Last-Event-ID": last.encode()})
         assert answer.status_code == 400 and answer.json()["field"] == "header.Last-Event-ID"
 
+    @pytest.mark.parametrize("key", ["x" * 201, ""])
+    def test_an_idempotency_key_out_of_bounds_is_400_naming_the_header_as_sent(self, on_disk: Any, key: str) -> None:
+        """An Idempotency-Key of 201 characters, or empty, is 400 at header.Idempotency-Key, the header as sent and as
+        the same header given twice names it (it read header.idempotency_key, the parameter's name: a client
+        author mapping fields back to headers needed both)."""
+        answer = on_disk.client.post("/fights/duel/commands", headers={**on_disk.auth(), "Idempotency-Key": key},
+                                     json={"command": {"command": "end_turn", "who": "kael"}})
+        assert answer.status_code == 400 and answer.json()["field"] == "header.Idempotency-Key", answer.text
+        assert answer.json()["detail"].endswith("(at header.Idempotency-Key)")
+
     @pytest.mark.parametrize("fight_id", ["dup\n", "dup\n\n", "a b", "x" * 129])
     def test_a_fight_id_is_matched_whole(self, on_disk: Any, fight_id: str) -> None:
         """An id with a final newline (which ``$`` alone would take) is 400 at $.id, and nothing is stored."""
