@@ -614,6 +614,9 @@ def _http_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     headers = dict(exc.headers or {})
     for name in [name for name in headers if name.lower() == "allow"]:  # a 405 keeps Allow, HEAD where GET is
         headers["Allow"] = _allowed(headers.pop(name), request.url.path)
+        if exc.status_code == 405 and detail == "Method Not Allowed":  # the router's words alone (a client author)
+            detail = (f"{request.method} is not taken at {request.url.path[:200]!r}: it takes "
+                      f"{headers['Allow']} (the Allow header says so too)")
     return _problem(exc.status_code, kinds.get(exc.status_code, "http-error"), _title(exc.status_code),
                     detail, headers=headers, field=getattr(exc, "field", None))
 

@@ -1194,14 +1194,17 @@ class TestHead:
 
     def test_head_on_the_stream_is_405_and_allow_lists_head_where_get_is(self, table: Any) -> None:
         """The live stream's GET never ends, so its HEAD is 405 (Allow: GET, OPTIONS); elsewhere OPTIONS and a
-        405's Allow list HEAD beside GET."""
+        405's Allow list HEAD beside GET, and a 405's detail says them."""
         table.create()
         refused = table.client.head("/fights/duel/stream", headers=table.auth())
         assert refused.status_code == 405 and refused.headers["allow"] == "GET, OPTIONS"
         assert table.client.options("/fights/duel/state", headers=table.auth()).headers["allow"] == (
             "GET, HEAD, OPTIONS")
-        assert table.client.put("/fights/duel/state", headers=table.auth()).headers["allow"] == (
-            "GET, HEAD, OPTIONS")
+        put = table.client.put("/fights/duel/state", headers=table.auth())
+        assert put.headers["allow"] == "GET, HEAD, OPTIONS"
+        # its detail says what was refused and what the path takes (it said "Method Not Allowed": a client author)
+        assert put.json()["detail"] == ("PUT is not taken at '/fights/duel/state': it takes GET, HEAD, OPTIONS (the "
+                                        "Allow header says so too)")
         assert table.client.options("/fights", headers=table.auth()).headers["allow"] == "GET, HEAD, OPTIONS, POST"
 
 
