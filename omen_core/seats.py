@@ -24,7 +24,8 @@ from .state import FightState
 
 __all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "PLAYER_ACTIONS", "GM_ARGUMENTS", "gm_arguments",
            "player_may_act", "NAMING_FIELDS", "names_in", "hp_band", "actor_of", "Sight", "sight_of",
-           "hidden_from_players", "scrub", "typed_in", "seat_options", "CombatantView", "combatant_views"]
+           "hidden_from_players", "scrub", "typed_in", "seat_options", "CombatantView", "combatant_views",
+           "PUBLIC_GEAR_NAMES"]
 
 #: The kinds of seat at a table: the GM (sees everything), a player (its own combatants), a spectator.
 SeatKind = Literal["gm", "player", "spectator"]
@@ -154,6 +155,10 @@ def hidden_from_players(state: FightState, hidden_by_gm: Iterable[str]) -> froze
     return frozenset(hidden_by_gm) | {who for who, c in state.combatants.items() if c.unseen}
 
 
+#: The default names of armor and shields: they say nothing of a sheet, so every seat is shown them.
+PUBLIC_GEAR_NAMES = frozenset({"armor", "shield"})
+
+
 def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm: Iterable[str], hp: HpDisplay,
              participants: Mapping[int, tuple[str, ...]],
              sheets: Mapping[str, CombatantSheet] | None = None, public_effects: Iterable[str] = (),
@@ -169,7 +174,7 @@ def sight_of(kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm
     mine = frozenset(own)
     hidden = hidden_from_players(state, hidden_by_gm) - mine
     secrets: list[str] = []
-    public: set[str] = {"armor", "shield"}  # the default names of armor and shields say nothing
+    public: set[str] = set(PUBLIC_GEAR_NAMES)
     every = dict(sheets or {}) | {who: c.sheet for who, c in state.combatants.items()}
     named = frozenset(public_effects)
     for who, sheet in every.items():

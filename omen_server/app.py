@@ -52,7 +52,7 @@ from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, digit_run, jso
 from omen_core.machine import Phase
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
-from omen_core.seats import gm_arguments, hidden_from_players
+from omen_core.seats import PUBLIC_GEAR_NAMES, gm_arguments, hidden_from_players
 from omen_core.state import FightState
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
@@ -1499,10 +1499,6 @@ def engine_words() -> frozenset[str]:
     return frozenset((files("omen_server") / "data" / "engine-words.txt").read_text(encoding="utf-8").split())
 
 
-#: What every seat is shown of anyone's sheet anyway (the default names of armor and shields): never a secret.
-PUBLIC_WORDS = frozenset({"armor", "shield"})
-
-
 def _secret_fields(sheet: CombatantSheet) -> Iterator[tuple[str, str]]:
     """The ids and names of a sheet that a seat not playing it may not be shown (its id and name once hidden, its
     gear, its abilities: :func:`omen_core.seats.sight_of`'s secrets), each with its path in the sheet."""
@@ -1529,11 +1525,11 @@ def _check_words(combatants: Sequence[CombatantSheet]) -> None:
     ``round``, ``it``): a seat's copy of a refusal has each secret id and name in it replaced by ``(hidden)``, so a
     secret spelled as one of the message's own words would change them, and the seat could tell that it is there
     (a tester read "cannot end the (hidden)" where a hidden foe's id was "turn"). Armor's and a shield's default
-    names are shown to everyone anyway (:data:`PUBLIC_WORDS`)."""
+    names are shown to everyone anyway (:data:`~omen_core.seats.PUBLIC_GEAR_NAMES`)."""
     words = engine_words()
     for index, sheet in enumerate(combatants):
         for path, value in _secret_fields(sheet):
-            if value in words and value not in PUBLIC_WORDS:
+            if value in words and value not in PUBLIC_GEAR_NAMES:
                 where = f"$.combatants[{index}]{path}"
                 raise Unprocessable(
                     f"{value!r} is one of the words omen's own messages are made of: a seat's copy of a message has "

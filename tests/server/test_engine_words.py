@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from omen_server.app import PUBLIC_WORDS, engine_words
+from omen_core.seats import PUBLIC_GEAR_NAMES
+from omen_server.app import engine_words
 from omen_server.table import bundled_sheets
 from tests.engine_words import WORDS_FILE, render
 from tests.server.test_app import Table
@@ -28,7 +29,7 @@ def test_the_bundled_sheets_and_shipped_abilities_are_no_engine_words() -> None:
 
     said = {w for s in bundled_sheets().values() for w in (s["id"], s["name"], *(x["id"] for x in s["weapons"]))}
     said |= {w for a in SHIPPED_ABILITIES.abilities.values() for w in (a.id, a.name)}
-    assert said & engine_words() <= PUBLIC_WORDS
+    assert said & engine_words() <= PUBLIC_GEAR_NAMES
 
 
 def _with(sheet: dict[str, Any], path: str, value: str) -> dict[str, Any]:
