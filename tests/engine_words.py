@@ -21,8 +21,12 @@ _WORD = re.compile(r"(?<![\w.-])[A-Za-z][\w-]*(?![\w-])")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
-    """The ids of the docstring nodes of a module, its classes and functions."""
+    """The ids of the docstring nodes of a module, its classes and functions, and of the names its ``__all__``
+    lists (the code's own names, never a message's words)."""
     found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            found.update(id(n) for n in ast.walk(node.value) if isinstance(n, ast.Constant))
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
