@@ -122,8 +122,8 @@ def _source(store: EventStore, fight_id: str, to_seq: int | None = None) -> tupl
             raise BadInput(f"--to {to_seq}: seq {to_seq} is inside the command of seqs {last.batch} to {end} of "
                            f"fight {fight_id!r}: give the seq a command ends at"
                            + (f" ({last.batch - 1}, the one before it)" if last.batch > 1 else ""))
-        if isinstance(store, JsonlStore):  # a crash mid-write left it
-            raise LogCorrupted(store.location, last.batch, f"fight {fight_id!r} ends with a torn batch: the command "
+        if isinstance(store, JsonlStore):  # a crash mid-write left it: said at its last line, as replay says it
+            raise LogCorrupted(store.location, last.seq, f"fight {fight_id!r} ends with a torn batch: the command "
                                                            f"starting at seq {last.batch} wrote "
                                                            f"{last.seq - last.batch + 1} of its {last.batch_size} "
                                                            "events (a crash mid-write); a copy appends whole "

@@ -157,7 +157,8 @@ class TestCopy:
     @pytest.mark.parametrize("kind", ["directory", "sqlite", "postgresql"])
     def test_a_torn_batch_is_not_copied(self, tmp_path: Path, kind: str, request: pytest.FixtureRequest) -> None:
         """A log cut mid-command (the batch from seq 19 holds 16 events; the log stops 2 into it) is refused,
-        exit 2, naming the fight and the seq the torn batch starts at and saying to repair the source; nothing is
+        exit 2, at its last line (where replay places it: it said line 19, replay 20, a maintainer tester), naming
+        the fight and the seq the torn batch starts at and saying to repair the source; nothing is
         written (a database would have held part of a command, which omen repair cannot remove there)."""
         source = tmp_path / "torn.jsonl"
         source.write_bytes(b"".join(EMBER.read_bytes().splitlines(keepends=True)[:20]))
@@ -168,7 +169,7 @@ class TestCopy:
         result = omen("copy", str(source), dst)
         assert result.exit_code == 2 and result.stdout == ""
         assert " ".join(result.stderr.split()) == (
-            f"omen: error: {source}:19: fight 'ember-ford' ends with a torn batch: the command starting at seq 19 "
+            f"omen: error: {source}:20: fight 'ember-ford' ends with a torn batch: the command starting at seq 19 "
             "wrote 2 of its 16 events (a crash mid-write); a copy appends whole commands only, so nothing was "
             f"copied: run omen repair {source} first")
         if kind != "postgresql":  # no database file left behind either (found by a tester: an empty one was)
