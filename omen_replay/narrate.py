@@ -161,6 +161,7 @@ class _Names:
         self.damage_roll: tuple[Die, ...] = ()  # the dice of the last damage roll, for the damage it deals (C25)
         self.bonuses: dict[str, dict[str, int]] = {}  # each combatant's sheet attribute bonuses, as it joined
         self.labels: dict[str, dict[str, str]] = {}  # each combatant's weapons' labels, by id
+        self.armored: dict[str, bool] = {}  # whether each combatant's sheet wears armor (C11, C13)
         self.attacks: dict[int, tuple[str, str, str]] = {}  # each attack declared: its attacker, weapon's label, target
         self.lowered: dict[int, Lowered] = {}  # what conditions changed of an attack's primary bonus, by action
         self.command: Any = None  # the command whose events are being told (its own ``command_issued``'s)
@@ -178,6 +179,7 @@ class _Names:
         self.names[sheet.id] = sheet.name
         self.bonuses[sheet.id] = {name: sheet.attributes[name].bonus for name in ATTRIBUTES}
         self.labels[sheet.id] = {w.id: w.label for w in sheet.weapons}
+        self.armored[sheet.id] = sheet.armor is not None
 
     def declared(self, action: int, attacker: str, weapon: str | None, target: str) -> None:
         """An attack declared at ``action``: whose, with which weapon (by its label, as the damage names it), and on
@@ -402,6 +404,10 @@ def crit_outcome(e: HitDetermined) -> str:
     return "no crit: the attack missed"
 
 
+#: Why worn armor adds nothing to a defense (C11, C13), as explain says it.
+_ARMOR_OUT = "its armor does not apply: mundane armor against a spell or a non-physical attack, C13"
+
+
 def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
     a, d, c = e.attack, e.defense, e.crit_check
     attacker, label, target = names.attacks.pop(e.action, ("", "", ""))  # kept no longer: none past its hit
@@ -420,8 +426,10 @@ def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
         # rating
         active = (f" + {x.defense} {x.amount} "
                   f"({_terms(own, every=True, held=names.held(target, x.attribute) if changed else '')})")
-    yield "result", (f"  defense {d.total} = {_terms([die])} + Defense Rating {d.defense_rating} "
-                     f"({_terms(rating, every=True, held=names.held(target, 'RES') if res else '')}){active}")
+    said = _terms(rating, every=True, held=names.held(target, "RES") if res else "")
+    if not d.armor_applies and names.armored.get(target):  # worn, but not against this attack (a tester read
+        said = re.sub(r"(?<![\d.])0 armor\b", f"0 armor ({_ARMOR_OUT})", said, count=1)  # "0 armor", no why)
+    yield "result", f"  defense {d.total} = {_terms([die])} + Defense Rating {d.defense_rating} ({said}){active}"
     verdict = "HIT" if e.hit else "MISS"
     tie = " (a tie goes to the defender)" if a.total == d.total else ""
     crit = f"; crit check: FCS {c.fcs_portion} vs RES {c.res_portion} \u2192 {crit_outcome(e)}"

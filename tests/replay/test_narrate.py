@@ -587,3 +587,24 @@ def test_a_tie_of_four_says_where_each_stands() -> None:
     said = [line.text.strip() for line in narrate(fight.events) if "tied at 6" in line.text]
     assert said == ["Ana, Bo, Cy and Orc tied at 6: by the higher AGI bonus, Ana (+2), then Bo and Cy (+1, in the "
                     "order their tie was settled), then Orc (+0) (C19)"], said
+
+
+def test_worn_armor_that_does_not_apply_says_why() -> None:
+    """C11, C13: Bo wears mundane armor (rating 2) and Ash strikes with a fire torch (not a spell): the defense line
+    says the armor's 0 and why, as explain does (it read "0 armor" with no why: a rules tester); against a sword
+    the armor's 2 stands alone."""
+    from omen_core.content import Armor, Weapon
+    from tests.fights import new_fight
+
+    bo = msgspec.structs.replace(sheet("bo", side="b", RES=(6, 1)), armor=Armor(rating=2))
+    for weapon, said in ((Weapon(id="torch", damage_type="fire"), "(1 RES + 0 armor (its armor does not apply: "
+                                                                  "mundane armor against a spell or a non-physical "
+                                                                  "attack, C13))"),
+                         (Weapon(id="sword"), "(1 RES + 2 armor)")):
+        ash = msgspec.structs.replace(sheet("ash", STR=(8, 2)), weapons=(weapon,))
+        fight = new_fight(ash, bo, faces=[1, 1, 1])
+        fight.attack("ash", "bo")
+        if weapon.id == "torch":  # 4 against 1 + 1: Bo's Active Defense window, declined (C8)
+            fight.defend("bo", None)
+        line = next(line.text.strip() for line in narrate(fight.events) if line.text.strip().startswith("defense"))
+        assert line.endswith(said), line
