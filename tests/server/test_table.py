@@ -726,6 +726,27 @@ class TestWords:
         assert "Skarn Gutterjaw attacks Kael Arden</span>" in mine and "maul" not in mine
 
 
+def _skarn_interrupts(table: Any, initiative: list[int], who: str, weapon: str, faces: list[int]) -> None:
+    """Skarn acts first (``initiative``'s faces) and ends his turn; ``who`` engages him and attacks with ``weapon``;
+    Skarn's Interrupt (C24) with his maul rolls ``faces`` (his hit dice, then ``who``'s base defense die), and
+    ``who`` declines an Active Defense."""
+    for command in ({"command": "roll_initiative", "dice": initiative},
+                    {"command": "engage", "who": who, "others": ["skarn"]},
+                    {"command": "end_turn", "who": "skarn"},
+                    {"command": "declare_attack", "attacker": who, "target": "skarn", "weapon": weapon},
+                    {"command": "react", "who": "skarn", "weapon": "maul", "dice": faces},
+                    {"command": "answer_active_defense", "defender": who}):
+        assert table.command(command).status_code == 201, command
+
+
+def _not_offered_on_top(table: Any, token: str) -> str | None:
+    """The "Not offered: ..." line of the top card the seat of ``token`` is shown, unescaped; None if it has none."""
+    text = fragment(table, token)
+    top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
+    found = re.search(r'<p class="not-offered" id="top-not-offered">([^<]*)</p>', top)
+    return html.unescape(found.group(1)) if found else None
+
+
 def _top_lines(text: str) -> list[str]:
     """The top card's lines, unescaped."""
     card = text[text.index('id="top-card"'):]
@@ -1014,10 +1035,7 @@ def test_a_riposte_not_offered_before_its_owners_first_turn_is_said_to_its_owner
         assert table.command(command).status_code == 201, command
     said = ("Not offered: Riposte to Vesh the Cinder-Hand: Vesh the Cinder-Hand's first turn has not come yet: its "
             "Bonus Actions are for defence only until then (C20).")
-    for token in (bob, table.gm):
-        text = fragment(table, token)
-        top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
-        assert f'<p class="not-offered" id="top-not-offered">{said}</p>' in html.unescape(top), top
+    assert _not_offered_on_top(table, bob) == _not_offered_on_top(table, table.gm) == said
     theirs = fragment(table, cara)
     assert 'id="top-not-offered"' not in theirs and "Riposte" not in theirs
 
@@ -1030,20 +1048,13 @@ def test_a_second_wind_passed_over_by_an_interrupt_is_said_on_the_card_it_cancel
     kael = {**sheet("kael"), "abilities": ["second_wind"]}
     table.create(dice="manual", combatants=[kael, sheet("vesh"), sheet("skarn")])
     alice, bob = _seat(table, "Alice", "kael"), _seat(table, "Bob", "vesh")
-    for command in ({"command": "roll_initiative", "dice": [3, 1, 6]},  # Skarn, Kael, Vesh
-                    {"command": "engage", "who": "kael", "others": ["skarn"]},
-                    {"command": "end_turn", "who": "skarn"},
-                    {"command": "declare_attack", "attacker": "kael", "target": "skarn", "weapon": "longsword"},
-                    {"command": "react", "who": "skarn", "weapon": "maul", "dice": [4, 2, 1]},
-                    {"command": "answer_active_defense", "defender": "kael"}):
-        assert table.command(command).status_code == 201, command
+    _skarn_interrupts(table, [3, 1, 6], "kael", "longsword", [4, 2, 1])  # Skarn, Kael, Vesh
     said = ("Not offered: Second Wind to Kael Arden: Second Wind would restore nothing: Kael Arden was at its sheet's "
             "HP (24 of 24) when it was due, and healing never goes above it (C38).")
     for token in (alice, table.gm):
-        text = fragment(table, token)
-        top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
-        assert "the action is cancelled: Skarn Gutterjaw&#39;s Interrupt hit (C24)" in top
-        assert f'<p class="not-offered" id="top-not-offered">{said}</p>' in html.unescape(top), top
+        assert any(line.startswith("the action is cancelled: Skarn Gutterjaw's Interrupt hit (C24)")
+                   for line in _top_lines(fragment(table, token)))
+        assert _not_offered_on_top(table, token) == said
     assert "Second Wind" not in fragment(table, bob)
 
 
@@ -1060,11 +1071,8 @@ def test_an_interrupt_not_offered_before_the_defenders_first_turn_is_said_to_its
         assert table.command(command).status_code == 201, command
     said = ("Not offered: Interrupt to Kael Arden: Kael Arden's first turn has not come yet: its Bonus Actions are "
             "for defence only until then (C20), and an Interrupt is an attack.")
-    for token in (alice, table.gm):
-        text = fragment(table, token)
-        top = text[text.index('id="top-card"'):text.index("</article>", text.index('id="top-card"'))]
-        assert f'<p class="not-offered" id="top-not-offered">{said}</p>' in html.unescape(top), top
-    assert 'id="top-not-offered"' not in fragment(table, bob)
+    assert _not_offered_on_top(table, alice) == _not_offered_on_top(table, table.gm) == said
+    assert _not_offered_on_top(table, bob) is None
 
 
 def test_a_decisions_costs_per_answer_are_said_in_brackets(table: Any) -> None:
@@ -1753,13 +1761,7 @@ def test_an_action_cancelled_by_a_critical_interrupt_tells_the_crit(table: Any) 
     cancelled says the crit and why, as the Interrupt's own card does, with Brin's declined Active Defense (found
     by a tester: both were left out)."""
     table.create(names=("kael", "brin", "vesh", "skarn"), dice="manual")
-    for command in ({"command": "roll_initiative", "dice": [1, 3, 1, 6]},
-                    {"command": "engage", "who": "brin", "others": ["skarn"]},
-                    {"command": "end_turn", "who": "skarn"},
-                    {"command": "declare_attack", "attacker": "brin", "target": "skarn", "weapon": "shortblade"},
-                    {"command": "react", "who": "skarn", "weapon": "maul", "dice": [4, 6, 1]},
-                    {"command": "answer_active_defense", "defender": "brin"}):
-        assert table.command(command).status_code == 201, command
+    _skarn_interrupts(table, [1, 3, 1, 6], "brin", "shortblade", [4, 6, 1])
     assert _top_lines(fragment(table, table.gm))[-6:] == [
         "Brin Hollowmere declines an Active Defense",
         "attack 13 (4 primary die + 6 FCS die + 3 STR bonus) against defense 3 (1 RES die + 1 RES bonus + 1 armor): "
