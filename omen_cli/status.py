@@ -168,8 +168,7 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
     # while it matters: until its first turn, until initiative is rolled (a GM looked for it: a tester)
     if (tier == "complete" and not state.had_a_turn(who)) or (tier == "partial" and not state.order):
         parts.append(_SURPRISE[tier])
-    for name, stacks in sorted(fighter.conditions.items(), key=lambda c: (fighter.applied.get(c[0], 0), c[0])):
-        # in the order they were applied, the order they take effect in at one moment (C40; it was by name)
+    for name, stacks in fighter.conditions_applied():  # (C40; it was by name)
         left = fighter.remaining.get(name)
         parts.append(name + (f" x{stacks}" if stacks > 1 else "") + (f" ({left} left)" if left is not None else "")
                      + _until(state, who, name))

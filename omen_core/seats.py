@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,7 +25,7 @@ from .state import FightState
 __all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "PLAYER_ACTIONS", "GM_ARGUMENTS", "gm_arguments",
            "player_may_act", "NAMING_FIELDS", "names_in", "hp_band", "actor_of", "Sight", "sight_of",
            "hidden_from_players", "scrub", "typed_in", "seat_options", "CombatantView", "combatant_views",
-           "PUBLIC_GEAR_NAMES"]
+           "PUBLIC_GEAR_NAMES", "gear_fields"]
 
 #: The kinds of seat at a table: the GM (sees everything), a player (its own combatants), a spectator.
 SeatKind = Literal["gm", "player", "spectator"]
@@ -210,14 +210,22 @@ def _abilities(sheet: CombatantSheet, public: frozenset[str]) -> list[str]:
     return found
 
 
+def gear_fields(sheet: CombatantSheet) -> Iterator[tuple[str, str]]:
+    """The ids and names of a sheet's weapons, shield and armor, each with its path in the sheet
+    (``.weapons[0].id``)."""
+    for i, weapon in enumerate(sheet.weapons):
+        yield f".weapons[{i}].id", weapon.id
+        yield f".weapons[{i}].name", weapon.name
+    if sheet.shield is not None:
+        yield ".shield.id", sheet.shield.id
+        yield ".shield.name", sheet.shield.name
+    if sheet.armor is not None:
+        yield ".armor.name", sheet.armor.name
+
+
 def _gear(sheet: CombatantSheet) -> list[str]:
     """The ids and names of a sheet's weapons, shield and armor."""
-    gear = [w.id for w in sheet.weapons] + [w.name for w in sheet.weapons]
-    if sheet.shield is not None:
-        gear += [sheet.shield.id, sheet.shield.name]
-    if sheet.armor is not None:
-        gear.append(sheet.armor.name)
-    return [g for g in gear if g]
+    return [g for _, g in gear_fields(sheet) if g]
 
 
 def scrub(text: str, sight: Sight, typed: Iterable[str] = ()) -> str:
@@ -394,7 +402,7 @@ def combatant_views(state: FightState, sight: Sight, hidden_by_gm: Iterable[str]
             hp_band=hp_band(c.hp, c.sheet.hp) if not exact and sight.hp == "banded" else None,
             will=c.will if mine else None, bonus_actions=c.bonus_actions if mine else None,
             in_hand=c.held if mine else None,
-            conditions=dict(sorted(c.conditions.items(), key=lambda kv: (c.applied.get(kv[0], 0), kv[0]))),
+            conditions=dict(c.conditions_applied()),
             remaining={k: v for k, v in c.remaining.items() if k in c.conditions}, left=c.left,
             own=who in sight.own, hidden=sight.gm and who in secret))
     return tuple(views)

@@ -130,6 +130,11 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         """The combatant's id from its sheet."""
         return self.sheet.id
 
+    def conditions_applied(self) -> list[tuple[str, int]]:
+        """Its conditions with their stacks in the order they were applied (C40: the order they take effect in at
+        one moment), ties by name."""
+        return sorted(self.conditions.items(), key=lambda c: (self.applied.get(c[0], 0), c[0]))
+
     @property
     def side(self) -> str:
         """The side the combatant fights for."""

@@ -426,9 +426,10 @@ def _hit(e: HitDetermined, names: _Names) -> Iterator[tuple[LineKind, str]]:
         # rating
         active = (f" + {x.defense} {x.amount} "
                   f"({_terms(own, every=True, held=names.held(target, x.attribute) if changed else '')})")
-    said = _terms(rating, every=True, held=names.held(target, "RES") if res else "")
     if not d.armor_applies and names.armored.get(target):  # worn, but not against this attack (a tester read
-        said = re.sub(r"(?<![\d.])0 armor\b", f"0 armor ({_ARMOR_OUT})", said, count=1)  # "0 armor", no why)
+        rating = [Term(f"armor ({_ARMOR_OUT})", t.value, t.source, t.kind) if t.kind == "armor" else t
+                  for t in rating]  # "0 armor", no why)
+    said = _terms(rating, every=True, held=names.held(target, "RES") if res else "")
     yield "result", f"  defense {d.total} = {_terms([die])} + Defense Rating {d.defense_rating} ({said}){active}"
     verdict = "HIT" if e.hit else "MISS"
     tie = " (a tie goes to the defender)" if a.total == d.total else ""

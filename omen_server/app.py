@@ -52,7 +52,7 @@ from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, digit_run, jso
 from omen_core.machine import Phase
 from omen_core.options import DiceRoll, Options, Waiting
 from omen_core.options import options as options_of
-from omen_core.seats import PUBLIC_GEAR_NAMES, gm_arguments, hidden_from_players
+from omen_core.seats import PUBLIC_GEAR_NAMES, gear_fields, gm_arguments, hidden_from_players
 from omen_core.state import FightState
 from omen_core.store import EventStore
 from omen_core.store.base import FIGHT_ID, FIGHT_ID_WORDS
@@ -1504,14 +1504,7 @@ def _secret_fields(sheet: CombatantSheet) -> Iterator[tuple[str, str]]:
     gear, its abilities: :func:`omen_core.seats.sight_of`'s secrets), each with its path in the sheet."""
     yield ".id", sheet.id
     yield ".name", sheet.name
-    for i, weapon in enumerate(sheet.weapons):
-        yield f".weapons[{i}].id", weapon.id
-        yield f".weapons[{i}].name", weapon.name
-    if sheet.shield is not None:
-        yield ".shield.id", sheet.shield.id
-        yield ".shield.name", sheet.shield.name
-    if sheet.armor is not None:
-        yield ".armor.name", sheet.armor.name
+    yield from gear_fields(sheet)
     for i, entry in enumerate(sheet.abilities):
         if isinstance(entry, str):
             yield f".abilities[{i}]", entry
