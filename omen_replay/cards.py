@@ -35,6 +35,7 @@ from typing import Literal
 
 import msgspec
 
+from omen_core.content import IncomingDamage
 from omen_core.events import (
     AbilityUsed,
     ActionCancelled,
@@ -73,7 +74,7 @@ from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, Walk, walk
 
 from .explain import Derivations, Explanation, owner_of
-from .narrate import Line, Lowered, Narrator, applied_reason, crit_outcome, hp_unmoved, split_primary
+from .narrate import Line, Lowered, Narrator, applied_reason, crit_outcome, hp_unmoved, incoming_said, split_primary
 
 __all__ = ["RollTerm", "Roll", "Verdict", "Mitigation", "DamageLine", "ResourceLine", "ConditionLine", "Card",
            "Note", "CombatantRow", "RoundSummary", "Entry", "Series", "Chart", "CardBuilder", "entries",
@@ -133,6 +134,7 @@ class Mitigation(msgspec.Struct, frozen=True, kw_only=True):
     step: str
     change: int
     after: int
+    said: str = ""  # the step's arithmetic where it is not a plain subtraction: ``11 x 1/2, rounded down`` (C34)
 
 
 class DamageLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -150,7 +152,8 @@ class DamageLine(msgspec.Struct, frozen=True, kw_only=True):
 
     def text(self) -> str:
         """``11 piercing - 1 armor = 10 to Brin Hollowmere's HP``."""
-        steps = "".join(f" {'-' if s.change < 0 else '+'} {abs(s.change)} {s.step}" for s in self.steps if s.change)
+        steps = "".join(f" {'-' if s.change < 0 else '+'} {abs(s.change)} {s.step}{f' ({s.said})' if s.said else ''}"
+                        for s in self.steps if s.change)
         where = f"{self.target_name}'s {self.resource.upper()}"
         if self.overflow:
             where += f" ({self.final - self.overflow} on Will, {self.overflow} beyond it to HP, C31)"
@@ -491,7 +494,9 @@ class CardBuilder(Visitor):
                                         rule="C15: a tie goes to the saver" if tie else "C15"))
             elif isinstance(event, DamageResolved):
                 weapons = lowered is not None and event.source == lowered.label  # the weapon's damage (C12)
-                damage.append(self._damage(event, damage_roll, lowered if weapons else None))
+                target = before.combatants.get(event.target)
+                damage.append(self._damage(event, damage_roll, lowered if weapons else None,
+                                           target.sheet.incoming_damage if target is not None else None))
                 lowered = None if weapons else lowered
                 damage_roll = []
                 if hp_unmoved(event, before.combatants[event.target].hp if event.target in before.combatants
@@ -596,14 +601,19 @@ class CardBuilder(Visitor):
         terms = _card_terms(side.terms(side.attribute_bonus - sheet), {"die": [f"d{sides}" if sides else "die"]})
         return Roll(name=label, terms=_kept(terms), total=side.total)
 
-    def _damage(self, event: DamageResolved, dice: list[Die], lowered: Lowered | None = None) -> DamageLine:
-        steps = tuple(Mitigation(step=s.step, change=-s.amount if s.step not in ("floor", "incoming") else s.amount,
-                                 after=s.after) for s in event.steps)
+    def _damage(self, event: DamageResolved, dice: list[Die], lowered: Lowered | None = None,
+                incoming: IncomingDamage | None = None) -> DamageLine:
+        steps, now = [], event.terms.raw
+        for s in event.steps:
+            change = -s.amount if s.step not in ("floor", "incoming") else s.amount
+            steps.append(Mitigation(step=s.step, change=change, after=s.after,
+                                    said=incoming_said(now, incoming) if s.step == "incoming" else ""))
+            now += change
         return DamageLine(source=event.source, damage_type=event.damage_type,
                           raw=Roll(name="damage", terms=_damage_terms(event.terms, dice, lowered),
                                    total=event.terms.raw),
-                          steps=steps, final=event.final, target=event.target, target_name=self._name(event.target),
-                          resource=event.resource, overflow=event.overflow)
+                          steps=tuple(steps), final=event.final, target=event.target,
+                          target_name=self._name(event.target), resource=event.resource, overflow=event.overflow)
 
 
 def _healing(explained: Explanation | None, name: Callable[[str], str]) -> list[tuple[Roll, Verdict]]:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from fractions import Fraction
 from typing import Any, Literal, NamedTuple
 
 import msgspec
 
 from omen_core.commands import ApplyConditionCommand, Command, EndTurn, StandUp
-from omen_core.content import ATTRIBUTES, CORE_RULESET, CombatantSheet, ReactionCosts, condition_held
+from omen_core.content import ATTRIBUTES, CORE_RULESET, CombatantSheet, IncomingDamage, ReactionCosts, condition_held
 from omen_core.derive import bonus_source
 from omen_core.events import (
     DEFERRED_SOURCE,
@@ -91,6 +92,7 @@ from omen_core.events import (
 )
 from omen_core.hooks import amount_of, moment_said
 from omen_core.parts import Term
+from omen_core.rules.mitigation import exact
 from omen_core.rules.modifiers import encircled_bonus
 from omen_core.state import AttackFrame, FightState
 from omen_core.walk import LinesSource, Visitor, walk
@@ -162,6 +164,7 @@ class _Names:
         self.bonuses: dict[str, dict[str, int]] = {}  # each combatant's sheet attribute bonuses, as it joined
         self.labels: dict[str, dict[str, str]] = {}  # each combatant's weapons' labels, by id
         self.armored: dict[str, bool] = {}  # whether each combatant's sheet wears armor (C11, C13)
+        self.incoming: dict[str, IncomingDamage] = {}  # each combatant's incoming-damage modifiers (C13 step 5)
         self.attacks: dict[int, tuple[str, str, str]] = {}  # each attack declared: its attacker, weapon's label, target
         self.lowered: dict[int, Lowered] = {}  # what conditions changed of an attack's primary bonus, by action
         self.command: Any = None  # the command whose events are being told (its own ``command_issued``'s)
@@ -180,6 +183,7 @@ class _Names:
         self.bonuses[sheet.id] = {name: sheet.attributes[name].bonus for name in ATTRIBUTES}
         self.labels[sheet.id] = {w.id: w.label for w in sheet.weapons}
         self.armored[sheet.id] = sheet.armor is not None
+        self.incoming[sheet.id] = sheet.incoming_damage
 
     def declared(self, action: int, attacker: str, weapon: str | None, target: str) -> None:
         """An attack declared at ``action``: whose, with which weapon (by its label, as the damage names it), and on
@@ -493,7 +497,7 @@ def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
         sizes = {d.sides for d in rolled}  # a consequence's own damage roll (C25): each die, as 3 + 4 (2d6)
         pool = f"{len(rolled)}d{sizes.pop()}" if len(sizes) == 1 else "dice"
         raw = raw.replace(f"{t.dice} die", f"{' + '.join(str(d.face) for d in rolled)} ({pool})", 1)
-    steps = " ".join(_step(s.step, s.amount) for s in e.steps if s.amount)
+    steps = _steps(e, names.incoming.get(e.target))
     where = f"{names(e.target)}'s {e.resource.upper()}"
     # outside any action: a deferred cost's damage (C41) or a condition's as it ticks (C25, C40), mitigated by C13;
     # C12 is an attack's damage formula (a tester read "C12" under Burning's damage)
@@ -510,12 +514,35 @@ def _damage(e: DamageResolved, names: _Names) -> Iterator[tuple[LineKind, str]]:
                      f"to {where} ({rules})").replace("  =", " =")
 
 
-def _step(step: str, amount: int) -> str:
+def _steps(e: DamageResolved, incoming: IncomingDamage | None) -> str:
+    """The mitigation steps that changed the damage, in order (C13): ``- 2 armor``, ``(floored at 0)``, and the
+    incoming-damage step with its multiplier where it has one, ``- 6 incoming (13 x 1/2, rounded down)`` (C34), so
+    the line can be checked by hand as explain's can."""
+    words, now = [], e.terms.raw
+    for s in e.steps:
+        if s.amount:
+            words.append(_step(s.step, s.amount, now, incoming))
+        now += s.amount if s.step in ("floor", "incoming") else -s.amount
+    return " ".join(words)
+
+
+def _step(step: str, amount: int, before: int, incoming: IncomingDamage | None) -> str:
     if step == "floor":
         return "(floored at 0)"
     if step == "incoming":
-        return f"{_signed(amount)} incoming"
+        said = incoming_said(before, incoming)
+        return f"{_signed(amount)} incoming ({said})" if said else f"{_signed(amount)} incoming"
     return f"- {amount} {step}"
+
+
+def incoming_said(before: int, incoming: IncomingDamage | None) -> str:
+    """The incoming-damage step's arithmetic where it multiplies (C13 step 5, C34), ``11 x 1/2, rounded down``
+    (``13 x 7/5 + 1, rounded down``); empty where it only adds, or there is no multiplier to show."""
+    times = exact(incoming.multiply) if incoming is not None else Fraction(1)
+    if incoming is None or times == 1:
+        return ""
+    add = f" {'+' if incoming.add > 0 else '-'} {abs(incoming.add)}" if incoming.add else ""
+    return f"{before} x {times}{add}, rounded down"
 
 
 def hp_unmoved(e: DamageResolved, hp: int | None) -> bool:

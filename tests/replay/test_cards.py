@@ -333,3 +333,15 @@ def test_a_view_without_a_saves_resolution_renders_and_judges_no_ability_there()
     assert entries(view)
     for fmt in ("text", "md", "html"):
         assert render_records(view, fmt)
+
+
+def test_a_damage_lines_incoming_step_shows_its_multiplier() -> None:
+    """C13 step 5, C34: the card of Morrow's greataxe on Quill (13 slashing, - 2 armor, then halved: 11 x 1/2 = 5.5,
+    rounded down to 5) says the incoming step's arithmetic, as explain does; the armor step stays a plain
+    subtraction."""
+    lines = [d for c in cards_of(recorded(ROOT / "fixtures" / "damage-reduction-resistance-armor-will")).values()
+             for d in c.damage if any(s.step == "incoming" and s.change for s in d.steps)]
+    assert lines[0].text() == ("13 slashing - 2 armor - 6 incoming (11 x 1/2, rounded down) = 5 to Quill Ashgrove's "
+                               "HP")
+    assert [(s.step, s.change, s.said) for s in lines[0].steps if s.change] == [
+        ("armor", -2, ""), ("incoming", -6, "11 x 1/2, rounded down")]

@@ -608,3 +608,18 @@ def test_worn_armor_that_does_not_apply_says_why() -> None:
             fight.defend("bo", None)
         line = next(line.text.strip() for line in narrate(fight.events) if line.text.strip().startswith("defense"))
         assert line.endswith(said), line
+
+
+def test_an_incoming_multiplier_shows_its_arithmetic() -> None:
+    """C13 step 5, C34: Quill's ward halves incoming damage (multiply 0.5, round down once). Morrow's greataxe deals
+    13 slashing, 2 of it stopped by Quill's armor: 11 x 1/2 = 5.5, rounded down to 5, so the step is - 6 and the
+    line says why (it read "- 6 incoming" alone, where explain shows the fraction)."""
+    from pathlib import Path
+
+    from omen_core.events import decode_line
+
+    log = Path(__file__).resolve().parents[2] / "fixtures" / "damage-reduction-resistance-armor-will" / "fight.jsonl"
+    records = [decode_line(line) for line in log.read_bytes().splitlines()]
+    told = [line.text.strip() for line in narrate(records) if "incoming" in line.text]
+    assert told[0] == ("Greataxe: 13 slashing (6 die + 2 bonus + 5 WD) - 2 armor - 6 incoming (11 x 1/2, rounded "
+                       "down) = 5 to Quill Ashgrove's HP (C12, C13)"), told
