@@ -24,6 +24,7 @@
     box.className = bad === "note" ? "note" : bad ? "problem" : "ok";
     delete box.dataset.until;
     delete box.dataset.failed;
+    delete box.dataset.said;
   }
 
   // A refusal is shown next to the control that caused it (the form's own error line), and kept across a swap.
@@ -392,9 +393,19 @@
           });
           if (!answer.ok) {
             refused = answer.status;
-            say(await problemText(answer));
+            const problem = await answer.clone().json().catch(() => ({}));
+            const text = await problemText(answer);
             const box = $("#message");
-            if (box) box.dataset.failed = "table"; // said until the table is read again (a tester's banner stayed)
+            // the same failure read again (the looks every few seconds): left alone, so that the GM's undo form in
+            // it keeps what was typed and the focus
+            if (!(box && box.dataset.failed === "table" && box.dataset.said === text)) {
+              say(text);
+              if (box) {
+                box.dataset.failed = "table"; // said until the table is read again (a tester's banner stayed)
+                box.dataset.said = text;
+              }
+              if (String(problem.type || "").endsWith("/extension-failed")) await offerUndo();
+            }
             break;
           }
           refused = 0;
@@ -470,6 +481,30 @@
       } finally {
         fetching = null;
       }
+    }
+
+    // An extension that fails as the table is worked out (docs/server.md, 500 extension-failed) leaves no table to
+    // show, and so no undo form: the GM is offered the undo of the last command beside the problem (the state and
+    // the options fail the same way until the extension is fixed or the command undone). Other seats are told only
+    // that an extension failed.
+    async function offerUndo() {
+      const box = $("#message");
+      if (!box || $("#recover-undo", box)) return;
+      const seat = await fetch(`/fights/${encodeURIComponent(fight)}/seat`, { headers: auth, cache: "no-store" })
+        .then((answer) => (answer.ok ? answer.json() : {})).catch(() => ({}));
+      if (seat.kind !== "gm" || !box.isConnected || box.dataset.failed !== "table") return;
+      const form = document.createElement("form");
+      form.id = "recover-undo";
+      form.className = "recover";
+      form.innerHTML = '<label for="recover-reason">Undo the last command, which the table cannot be shown after; reason:</label> '
+        + '<input id="recover-reason" name="reason" value="an extension failed" maxlength="200"> '
+        + '<button type="submit">Undo the last command</button>';
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const reason = $("#recover-reason", form).value.trim();
+        post(form, "commands", { command: reason ? { command: "undo", reason } : { command: "undo" } });
+      });
+      box.append(" ", form);
     }
 
     async function verify() {

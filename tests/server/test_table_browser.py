@@ -7,6 +7,7 @@ Chromium): then a missing browser fails. Screenshots (1280 px and 390 px wide) g
 from __future__ import annotations
 
 import json
+import os
 import re
 import urllib.request
 from collections.abc import Iterator
@@ -1512,3 +1513,81 @@ def test_an_in_page_link_keeps_the_token_and_a_named_control_keeps_the_focus(tmp
         gm.wait_for_timeout(100)
         assert gm.evaluate("document.documentElement.scrollWidth") <= 320
         at.watch.clean_but(400)
+
+
+#: A server process's ``sitecustomize``: Arcane Ward's term handler replaced by one that fails once the ward is
+#: chosen (tests/test_extension_failures.py), in the registry the server reads, as a broken extension would be.
+BROKEN_WARD = '''"""A test's server process: Arcane Ward's term handler fails once the ward is chosen."""
+from tests.test_extension_failures import _install, _raises_after_ward
+
+
+class _Patch:
+    setattr = staticmethod(setattr)
+
+
+_install(_Patch(), terms=_raises_after_ward)
+'''
+
+
+def test_the_gm_undoes_a_command_after_which_an_extension_leaves_no_table(tmp_path: Path) -> None:
+    """docs/server.md (500 extension-failed: the state and options fail the same way until the extension is fixed or
+    the command undone): once Vesh's attack is appended and the broken ward fails as the table is worked out, the GM's
+    page (live, and opened afresh, where it stayed on "Loading the table..." with no undo at all) says what failed and
+    offers the undo of the last command with a reason; the player's page says only that an extension failed, with no
+    undo; the GM's undo brings the table back on both pages, and the log holds the undo with its reason."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.server.test_extension_failed import ATTACK, _sheet
+
+    chromium = find_chromium()
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(BROKEN_WARD)
+    server = Server(tmp_path, env={"PYTHONPATH": f"{site}{os.pathsep}{ROOT}"})
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    try:
+        status, made = server.call("POST", "/fights", {"id": "warded", "dice": "manual", "combatants": [
+            _sheet("kael"), _sheet("shade", abilities=("arcane_ward",)), _sheet("vesh", side="raiders")]})
+        assert status == 201, made
+        gm_token = made["gm_token"]
+        engage = {"command": "engage", "who": "shade", "others": ["kael"]}
+        assert server.call("POST", "/fights/warded/commands", {"command": engage}, token=gm_token)[0] == 201
+        status, ann = server.call("POST", "/fights/warded/seats", {"kind": "player", "name": "Ann",
+                                                                   "combatants": ["kael"]}, token=gm_token)
+        assert status == 201, ann
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.gm_page(browser, f"{origin}/table/warded", gm_token)
+                player = watch.page(browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                                        has_touch=True))
+                player.set_default_timeout(10_000)
+                player.goto(f"{origin}/table/warded#token={ann['token']}")
+                expect(player.locator("#live")).to_have_text("live")
+                before = int(head_of(gm))
+                status, failed = server.call("POST", "/fights/warded/commands", {"command": ATTACK}, token=gm_token)
+                assert status == 500 and failed["type"] == "/problems/extension-failed", failed
+                expect(gm.locator("#message")).to_contain_text("extension 'arcane_ward'")
+                expect(player.locator("#message")).to_contain_text("an extension installed on this server failed")
+                expect(player.locator("#recover-undo")).to_have_count(0)
+                gm.reload()  # opened afresh: no table at all, and still the way back
+                expect(gm.locator("#recover-undo")).to_be_visible()
+                expect(gm.locator("#panel")).to_contain_text("Loading the table")
+                gm.fill("#recover-reason", "the ward's code is broken")
+                gm.get_by_role("button", name="Undo the last command").click()
+                expect(gm.locator(".table-panel")).to_be_visible()
+                expect(gm.locator("#message")).to_have_text("")
+                expect(player.locator(".table-panel")).to_have_attribute("data-head", head_of(gm))
+                expect(player.locator("#message")).to_have_text("")
+                assert int(head_of(gm)) > failed["current_version"] > before
+                status, events = server.call("GET", f"/fights/warded/events?after={failed['current_version']}",
+                                             token=gm_token)
+                assert status == 200 and [e["event"]["command"] for e in events["events"]
+                                          if e["event"]["type"] == "command_issued"] == [
+                    {"command": "undo", "reason": "the ward's code is broken"}], events
+                watch.clean_but(500)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
