@@ -182,8 +182,10 @@ def _damage(e: dict[str, Any], n: Callable[[Any], str]) -> str:
     why = _damage_why(e)
     # outside any action the damage says what dealt it: a condition as it ticks (C40), a deferred cost (C41)
     source = f"{e['source']}: " if e.get("action") is None and e.get("source") else ""
-    return (f"{source}{amount}{e.get('damage_type', '')} damage to {n(e['target'])}'s {where}".replace("  ", " ")
-            + (f" ({why})" if why else ""))
+    line = f"{source}{amount}{e.get('damage_type', '')} damage to {n(e['target'])}'s {where}".replace("  ", " ")
+    # the amount withheld (the HP display: banded or hidden): the line starts with a word, capitalised ("slashing
+    # damage to ..." read as a sentence cut short in an announcement: an accessibility tester)
+    return (line[:1].upper() + line[1:] if not amount and not source else line) + (f" ({why})" if why else "")
 
 
 _DAMAGE_TERMS = (("dice", "on the primary dice"), ("primary_bonus", "bonus"), ("crit_bonus", "crit bonus"),
@@ -659,6 +661,10 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             told = [*told, text, f"owed: {owed}"] if text and text != card.headline else [*told, f"owed: {owed}"]
         if told:
             card.lines += told
+            if kind == "action_cancelled" and action is not None:  # what the reactions that cancelled it did is
+                # announced with it (it said "CANCELLED: ..." and no word of the Interrupt's damage: a tester)
+                card.news += [line for reacted, _who, _kind in _cancelling(action, reactions, by_action)
+                              for line in reacted.news if line not in card.news]
         elif text and text != card.headline:
             card.lines.append(text)
             if kind in _NEWS:
@@ -1025,15 +1031,24 @@ def _cancelled(action: int, reactions: Mapping[int, tuple[int, str, str]],
     answered, which is still spent): each reaction to it that hit, told with its hit and what it did, then the
     line that says so; none when the seat saw no reaction to it hit (the GM's reason says why then, to the GM)."""
     told: list[str] = []
-    for reaction, (answered, who, kind) in reactions.items():
-        card = by_action.get(reaction)
-        if answered != action or card is None or not card.verdict.startswith("HIT"):
-            continue
+    for card, who, kind in _cancelling(action, reactions, by_action):
         what = _REACTIONS.get(kind, kind.replace("_", " "))
         spent = "; its Action is still spent" if kind == "interrupt" else ""
         told += [card.headline, *card.outcome,
                  f"the action is cancelled: {who}'s {what} hit{' (C24)' if kind == 'interrupt' else ''}{spent}"]
     return told
+
+
+def _cancelling(action: int, reactions: Mapping[int, tuple[int, str, str]],
+                by_action: Mapping[int, StoryCard]) -> list[tuple[StoryCard, str, str]]:
+    """The cards of the reactions to ``action`` that hit (C24), each with its attacker's name and its kind, in the
+    order they came: what cancelled it, as the seat saw it."""
+    found = []
+    for reaction, (answered, who, kind) in reactions.items():
+        card = by_action.get(reaction)
+        if answered == action and card is not None and card.verdict.startswith("HIT"):
+            found.append((card, who, kind))
+    return found
 
 
 #: The conditions that leave a defender no base defense die and no Active Defense, and their rule (C10, C36).

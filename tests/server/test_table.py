@@ -468,7 +468,8 @@ def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
     """C12, C13: Kael's critical hit on Vesh says on the GM's card why it deals 15 (8 on the primary die + 2 bonus
     + 2 crit bonus + 4 WD = 16, armor - 1 = 15); Alice's card says the terms her view holds and no armor step nor
     final amount (Vesh's armor is not hers to see), and that its 16 comes before Vesh's mitigation (it read as the
-    damage taken: a tester)."""
+    damage taken: a tester); with no amount, her line starts with a capital (it read "slashing damage to ..." as a
+    sentence cut short: an accessibility tester)."""
     table.create()
     alice = table.client.post("/fights/duel/seats", headers=table.auth(),
                               json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
@@ -480,7 +481,7 @@ def test_a_damage_line_says_why_as_far_as_the_seat_sees(table: Any) -> None:
     assert (f"<li>15 slashing damage to Vesh the Cinder-Hand&#39;s HP {why}, armor \u2212 1 = 15)</li>"
             in fragment(table, table.gm))
     mine = fragment(table, alice)
-    assert (f"<li>slashing damage to Vesh the Cinder-Hand&#39;s HP {why}, before the target&#39;s mitigation "
+    assert (f"<li>Slashing damage to Vesh the Cinder-Hand&#39;s HP {why}, before the target&#39;s mitigation "
             "(C13))</li>" in mine and "armor \u2212" not in mine)
 
 
@@ -781,6 +782,22 @@ def test_a_cancelled_action_tells_the_interrupt_that_cancelled_it(table: Any) ->
         f"{damage} (4 on the primary die + 3 bonus + 5 WD = 12, armor \u2212 1 = 11)", *then]
     assert _top_lines(fragment(table, bob))[-6:] == [attack, f"{declines} (given by the GM)", hit.format(""),
                                                      f"{damage}{defense}", *then]  # the GM's answer for his Brin
+
+
+def test_a_cancelled_actions_announcement_says_what_the_interrupt_did(table: Any) -> None:
+    """C24: Skarn's Interrupt hits Brin (9 against 3; 11 crushing, 18 -> 7 HP) and cancels Brin's attack: the page
+    announces the cancelled attack with the Interrupt's damage, to the GM and to Bob who plays Brin (it said only
+    "CANCELLED: Brin Hollowmere attacks Skarn Gutterjaw with Short blade", no word of anyone hurt: an accessibility
+    tester)."""
+    table.create(names=("kael", "brin", "vesh", "skarn"), dice="manual")
+    bob = _seat(table, "Bob", "brin")
+    _skarn_interrupts(table, [1, 3, 1, 6], "brin", "shortblade", [4, 2, 1])  # Skarn 6, Brin 5, Vesh 3, Kael 2
+    gm, his = _announce(fragment(table, table.gm)), _announce(fragment(table, bob))
+    headline = "CANCELLED: Brin Hollowmere attacks Skarn Gutterjaw with Short blade. "
+    assert gm.startswith(f"{headline}11 crushing damage to Brin Hollowmere's HP (4 on the primary die + 3 bonus + "
+                         "5 WD = 12, armor \u2212 1 = 11)"), gm
+    assert his == ("CANCELLED: Brin Hollowmere attacks Skarn Gutterjaw with Short blade (given by the GM). 11 crushing "
+                   "damage to Brin Hollowmere's HP (12 dealt, armor \u2212 1 = 11). Your turn: Brin Hollowmere"), his
 
 
 def test_a_player_reads_its_own_facts_terms_and_why(table: Any) -> None:
