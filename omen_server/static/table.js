@@ -278,6 +278,7 @@
     let verifiedAt = -1;
     const opened = {}; // the details the user opened or closed (the others open as the server says)
     let sentFrom = ""; // the form last sent, by its id (its button is disabled meanwhile)
+    let keyedFrom = ""; // the form a shortcut key (1-9, E) sent, by its id, until it is sent
 
     // Whether this seat's forms carry the faces typed in them: always in a fight with physical dice; never where
     // some of a seeded fight's dice are physical (a command's faces go to those dice alone: the roll box asks for
@@ -618,13 +619,15 @@
     // it; a command staged for dice moves it to the roll box; else it goes to the decision now open (its heading),
     // or stays on the control sent where that is still offered (a condition applied, an undo), or else goes to the
     // top card (the fight bar above it). Where the reader went elsewhere meanwhile, it is left there.
-    function keepReader(sentId, outcome) {
+    function keepReader(sentId, outcome, keyed = false) {
       const active = document.activeElement;
       const form = sentId ? document.getElementById(sentId) : null;
-      // lost, or put by the table's swap at one of the places it keeps the reader at
+      // lost, or put by the table's swap at one of the places it keeps the reader at; or the command was sent by
+      // its shortcut key, the focus elsewhere (it stayed on "Copy the head", the decision answered and a new one
+      // open below: an accessibility tester)
       const lost = !active || active === document.body
         || ["top-card", "fight-bar", "decision-h", "roll-h"].includes(active.id);
-      if (!lost && !(form && form.contains(active))) return;
+      if (!keyed && !lost && !(form && form.contains(active))) return;
       const button = form ? $("button[type=submit]", form) : null;
       const to = (el, scroll = false) => {
         el.focus({ preventScroll: true });
@@ -641,6 +644,8 @@
     async function post(form, path, body) {
       let outcome = "refused"; // or "done", "answered" (the open decision's), "staged" (for dice), "moved" (stale)
       const button = $("button[type=submit]", form);
+      const keyed = keyedFrom !== "" && keyedFrom === form.id;
+      keyedFrom = "";
       if (button && document.activeElement === button) sentFrom = form.id;
       if (button) button.disabled = true;
       document.body.dataset.busy = "yes";
@@ -694,7 +699,7 @@
           // still out of reach: the looks every few seconds read the table again (the page stayed busy, and
           // looked no more, until another seat's command came down the stream: a tester)
         }
-        keepReader(form.id, outcome);
+        keepReader(form.id, outcome, keyed);
         delete document.body.dataset.busy;
       }
     }
@@ -1081,6 +1086,14 @@
     document.addEventListener("keydown", (event) => {
       if (event.altKey || event.ctrlKey || event.metaKey || document.body.dataset.busy) return;
       const target = event.target;
+      // Enter in a field sends its form, a list's too (a text field's does so by itself; a list's did nothing: an
+      // accessibility tester)
+      if (event.key === "Enter" && target && target.tagName === "SELECT" && target.form
+          && $("button[type=submit]", target.form)) {
+        event.preventDefault();
+        target.form.requestSubmit();
+        return;
+      }
       const typing = target && target.closest && target.closest("input, select, textarea, [contenteditable]");
       if (typing && !(typing.type === "radio" || typing.type === "checkbox")) return; // a radio keeps the keys
       const key = event.key.toLowerCase();
@@ -1103,13 +1116,19 @@
       lastKey = key;
       lastKeyAt = now;
       const button = $("button[type=submit]", form);
-      if (button) button.click();
+      if (!button) return;
+      keyedFrom = form.id; // the reader is kept at what follows, wherever the focus stood when the key was pressed
+      button.click(); // (the form is sent, or refused in the page, before click returns: post reads keyedFrom first)
+      keyedFrom = "";
     });
 
+    // The badge is a polite status region: written only when it changes (rewritten at every look, every 3 s, a
+    // screen reader could say "live" every 3 s: an accessibility tester)
     function live(on) {
       const badge = $("#live");
-      badge.textContent = on ? "live" : "reconnecting";
-      badge.dataset.live = on ? "yes" : "no";
+      const text = on ? "live" : "reconnecting";
+      if (badge.textContent !== text) badge.textContent = text;
+      if (badge.dataset.live !== (on ? "yes" : "no")) badge.dataset.live = on ? "yes" : "no";
     }
 
     // One SSE message: "event:", "id:", "data:" lines.

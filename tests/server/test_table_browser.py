@@ -1591,3 +1591,54 @@ def test_the_gm_undoes_a_command_after_which_an_extension_leaves_no_table(tmp_pa
                 browser.close()
     finally:
         server.stop()
+
+
+def test_an_answer_by_its_key_keeps_the_reader_at_what_follows_and_enter_in_a_list_sends_its_form(
+        tmp_path: Path) -> None:
+    """docs/server.md (keys; the focus kept at the decision now open, or else the top card): the GM, the focus on
+    "Verify the log" (outside the table), declines Vesh's Active Defense by its number key, and the focus goes to
+    the top card or the decision now open (it stayed on the button: an accessibility tester); then Enter on the move
+    form's list sends it, out of Vesh's reach as chosen (it did nothing: the same tester)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    try:
+        made = _created(server, "keys", "manual", ("kael", "vesh", "skarn"))
+        for command in ({"command": "roll_initiative", "dice": [6, 1, 1]},
+                        {"command": "engage", "who": "kael", "others": ["vesh", "skarn"]},
+                        {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                         "dice": [8, 6, 1]}):
+            status, answer = server.call("POST", "/fights/keys/commands", {"command": command},
+                                         token=made["gm_token"])
+            assert status == 201, answer
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.gm_page(browser, f"{origin}/table/keys", made["gm_token"])
+                expect(gm.locator(".table-panel")).to_have_attribute("data-waiting", "active_defense")
+                decline = gm.locator("form[data-shortcut]", has_text="Decline")
+                key = decline.get_attribute("data-shortcut")
+                before = head_of(gm)
+                gm.locator("#verify").focus()
+                gm.keyboard.press(str(key))
+                expect(gm.locator(".table-panel")).not_to_have_attribute("data-head", before)
+                gm.wait_for_function("() => !document.body.dataset.busy")
+                assert gm.evaluate("document.activeElement.id") in ("top-card", "decision-h", "fight-bar")
+                where = gm.locator("form[data-command=move] select.choice")
+                where.select_option(value=where.locator("option", has_text="out of Vesh").get_attribute("value"))
+                where.focus()
+                before = head_of(gm)
+                gm.keyboard.press("Enter")
+                expect(gm.locator(".table-panel")).not_to_have_attribute("data-head", before)
+                expect(gm.locator(".table-panel")).to_have_attribute("data-announce", re.compile("^MOVED: Kael"))
+                status, events = server.call("GET", f"/fights/keys/events?after={before}", token=made["gm_token"])
+                assert status == 200 and events["events"][0]["event"]["command"] == {
+                    "command": "move", "who": "kael", "leaves": ["vesh"], "dice": []}, events
+                watch.clean_but(0)
+            finally:
+                browser.close()
+    finally:
+        server.stop()

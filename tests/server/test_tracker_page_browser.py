@@ -195,6 +195,31 @@ def test_a_phones_controls_are_big_enough_to_tap_and_a_downed_card_is_legible(se
     desk.context.close()
 
 
+def test_an_undone_cards_verdict_is_legible(server: Server, browser: Any) -> None:
+    """Kael's critical hit on Vesh, undone by the GM: its verdict, struck through on the top card and in the log,
+    reads at 4.5:1 or more on Alice's phone and the GM's page, in the light and the dark scheme (faded to 60 %, her
+    green "HIT, CRITICAL" read at about 2.5:1: an accessibility tester)."""
+    gm = fight(server, "undone", "kael", "vesh", dice="manual")
+    alice = seat(server, "undone", gm, "Alice", "kael")
+    for body in ({"command": "roll_initiative", "dice": [6, 1]},
+                 {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                  "dice": [8, 6, 1]}, {"command": "answer_active_defense", "defender": "vesh"},
+                 {"command": "undo", "reason": "misread the die"}):
+        status, answer = server.call("POST", "/fights/undone/commands", {"command": body}, token=gm)
+        assert status == 201, answer
+    watch = Watch(origin_of(server))
+    for scheme in ("light", "dark"):
+        for token, context in ((alice, PHONE), (gm, {"viewport": GM_SCREEN})):
+            page = page_of(browser, watch, origin_of(server), "undone", token, color_scheme=scheme, **context)
+            verdicts = page.locator(".outcome.struck .verdict, .entry.struck .verdict")
+            assert verdicts.count() >= 2
+            for i in range(verdicts.count()):
+                if verdicts.nth(i).is_visible():
+                    ratio = verdicts.nth(i).evaluate(CONTRAST)
+                    assert ratio >= 4.5, (scheme, verdicts.nth(i).inner_text(), ratio)
+            page.context.close()
+
+
 def test_publishing_the_log_asks_for_a_confirmation_first(server: Server, browser: Any) -> None:
     """Publishing the log cannot be taken back: the GM's button does nothing until the box saying so is ticked;
     then the log is published."""
