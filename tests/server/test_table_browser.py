@@ -1598,7 +1598,8 @@ def test_an_answer_by_its_key_keeps_the_reader_at_what_follows_and_enter_in_a_li
     """docs/server.md (keys; the focus kept at the decision now open, or else the top card): the GM, the focus on
     "Verify the log" (outside the table), declines Vesh's Active Defense by its number key, and the focus goes to
     the top card or the decision now open (it stayed on the button: an accessibility tester); then Enter on the move
-    form's list sends it, out of Vesh's reach as chosen (it did nothing: the same tester)."""
+    form's list sends it, out of Vesh's reach as chosen (it did nothing: the same tester); the live badge is not
+    written while nothing changes."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -1619,6 +1620,13 @@ def test_an_answer_by_its_key_keeps_the_reader_at_what_follows_and_enter_in_a_li
             try:
                 gm = watch.gm_page(browser, f"{origin}/table/keys", made["gm_token"])
                 expect(gm.locator(".table-panel")).to_have_attribute("data-waiting", "active_defense")
+                # the live badge, a polite status region, is left alone by the looks every few seconds (it was
+                # written at each, and a screen reader could say "live" every 3 s: the same tester)
+                gm.evaluate("""() => { window.liveChanges = 0; new MutationObserver(() => window.liveChanges++)
+                    .observe(document.querySelector('#live'), {childList: true, characterData: true,
+                                                               subtree: true, attributes: true}); }""")
+                gm.wait_for_timeout(6500)  # two looks at least
+                assert gm.evaluate("window.liveChanges") == 0
                 decline = gm.locator("form[data-shortcut]", has_text="Decline")
                 key = decline.get_attribute("data-shortcut")
                 before = head_of(gm)
