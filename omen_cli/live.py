@@ -199,6 +199,15 @@ def _parse_command(text: str, origin: str) -> Command:
         raise BadInput(f"{origin}: not a command: {exc}") from None
 
 
+def _undone_at(store: Any, fight_id: str, seq: int) -> int | None:
+    """The seq of the undo that voids the event at ``seq`` now (not redone since), or None: a retry of a command
+    found done says so, for the fight does not stand as if it were (a bot read ``already_done`` as done)."""
+    from omen_core.walk import StoreSource, landmarks_of
+
+    marks = landmarks_of(StoreSource(store, fight_id).log_landmarks())
+    return next((u.seq for u in marks.undos if u.redone_at is None and u.from_seq <= seq <= u.to_seq), None)
+
+
 def do_cmd(
     ctx: typer.Context,
     log_url: Annotated[str, typer.Argument(metavar="LOG", help=LOG_HELP)],
@@ -227,6 +236,10 @@ def do_cmd(
                              help="A key for this command, recorded with it: run again with the same key (after "
                                   "exit 3, or when unsure whether it went through), the command is found done and "
                                   "not done twice.")] = None,
+    expected_version: Annotated[int | None, typer.Option(
+        "--expected-version", metavar="SEQ", min=0,
+        help="The head's seq you last saw (omen status --json: seq): if the fight has moved on since, nothing "
+             "is written and omen do exits 1 (a lost race: read the fight again and decide).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored events and the options as JSON.")]
     = False,
     show_options: Annotated[bool, typer.Option("--options", help="Also list every command each actor may give "
@@ -299,6 +312,9 @@ def do_cmd(
             if following is not None and live.state.ending is not None:
                 bad_input(f"--next-seed: fight {fight_id!r} is over, so no fresh seed follows this reveal (C42: a "
                           "fight that has ended commits to none): leave --next-seed out")
+            if expected_version is not None and expected_version != live.version:  # decided on a state the
+                # caller never saw: not done (as the server's expected_version; two bots' undos both went through)
+                raise ConcurrencyError(fight_id, expected_version, live.version)
             before = live.state
             # faces given in a seeded fight with its seed in force roll the command's first dice, the seed the
             # rest, as the server does (docs/live.md); without the seed, the faces are all its dice
@@ -323,16 +339,19 @@ def do_cmd(
                 appended(stored)
                 fresh = _say_fresh_seed(live, dice, following is None)
         found = live.options(offers=as_json or show_options)
+        undone_at = _undone_at(store, fight_id, stored[0].seq) if done else None
     if as_json:
         stdout.write(msgspec.json.encode(DoResult(events=tuple(stored), options=found, already_done=bool(done),
-                                                  next_seed=fresh)).decode() + "\n")
+                                                  undone_at=undone_at, next_seed=fresh)).decode() + "\n")
         if done and (told := _recorded_by(stored[0].event, by)):  # beside the JSON, as a note on standard error
             say(f"omen: note: the command was done before{told}")
         return
     if done:
         out.print(f"[yellow]already done:[/] the command with idempotency key {escape(repr(parsed.idempotency_key))} "
                   f"was appended at seq {stored[0].seq} to {stored[-1].seq}; nothing appended now"
-                  + _recorded_by(stored[0].event, by))
+                  + _recorded_by(stored[0].event, by)
+                  + (f"; it was undone since (the undo at seq {undone_at}): the fight stands as if it had not been "
+                     "given" if undone_at is not None else ""))
     print_lines(Narrator(state=before).lines(stored))
     if show_options:
         print_options(found, False, live.state)

@@ -69,6 +69,9 @@ class DoResult(msgspec.Struct, frozen=True, kw_only=True):
     events: tuple[StoredEvent, ...]
     options: Options
     already_done: bool = False
+    undone_at: int | None = None
+    """For a retry of a command already done (``already_done``): the seq of the undo that voids its events now,
+    not redone since (the fight stands as if the command had not been given); None otherwise."""
     next_seed: str | None = None
     """After a ``reveal_seed`` in a fight that goes on, the fresh seed (hex) omen drew for it (C42): as secret as
     the first, the log holds only its commitment; give it as ``--seed`` from then on. None otherwise (and where it

@@ -1009,6 +1009,45 @@ class TestForScripts:
         assert lost.exit_code == 1
         assert json.loads(lost.stdout)["error"]["kind"] == "ConcurrencyError"
 
+    def test_an_expected_version_not_the_head_is_a_lost_race(self, turn_log: Path) -> None:
+        """docs/live.md (Retries and races): `--expected-version SEQ`, the head's seq the caller saw, refuses a command
+        once the fight has moved on: exit 1, the ConcurrencyError under --json, every file byte for byte as it was
+        (two bots' undos from one state both went through, each deciding on a state it never saw: a bot tester);
+        at the head it is appended; a retry under its key is found done whatever SEQ it gives."""
+        head = status_json(turn_log)["seq"]
+        before = files_in(turn_log.parent)
+        stale = do(turn_log, {"command": "undo"}, "--expected-version", str(head - 1), "--json")
+        assert stale.exit_code == 1, stale.output
+        error = json.loads(stale.stdout)["error"]
+        assert (error["kind"], error["exit"]) == ("ConcurrencyError", 1), error
+        assert error["message"] == (f"fight 'ford' is at version {head}, not the expected {head - 1}; nothing was "
+                                    "written (reload and try again)")
+        assert files_in(turn_log.parent) == before
+        end = {"command": "end_turn", "who": "kael"}
+        done = do(turn_log, end, "--expected-version", str(head), "--idempotency-key", "e1", "--json")
+        assert done.exit_code == 0, done.output
+        again = do(turn_log, end, "--expected-version", str(head), "--idempotency-key", "e1", "--json")
+        assert again.exit_code == 0 and json.loads(again.stdout)["already_done"] is True, again.output
+
+    def test_a_retry_of_a_command_undone_since_says_so(self, turn_log: Path) -> None:
+        """docs/live.md (Retries): a retry under the key of a command that was undone since is found done, nothing
+        appended, and says so: `undone_at`, the undo's seq, under --json (null for one that stands), and in words
+        (it said `already_done` alone, with the fight back where it was: a bot tester)."""
+        end = {"command": "end_turn", "who": "kael"}
+        first = json.loads(do(turn_log, end, "--idempotency-key", "e1", "--json").stdout)
+        assert first["already_done"] is False and first["undone_at"] is None
+        again = json.loads(do(turn_log, end, "--idempotency-key", "e1", "--json").stdout)
+        assert again["already_done"] is True and again["undone_at"] is None
+        undo = json.loads(do(turn_log, {"command": "undo"}, "--json").stdout)
+        undone_at = next(e["seq"] for e in undo["events"] if e["event"]["type"] == "undone")
+        retried = do(turn_log, end, "--idempotency-key", "e1", "--json")
+        printed = json.loads(retried.stdout)
+        schema_validator(DO_SCHEMA).validate(printed)
+        assert (printed["already_done"], printed["undone_at"]) == (True, undone_at)
+        said = " ".join(do(turn_log, end, "--idempotency-key", "e1").stdout.split())
+        assert f"nothing appended now; it was undone since (the undo at seq {undone_at}): the fight stands as if it " \
+               "had not been given" in said, said
+
     def test_faces_in_a_seeded_fight_without_the_seed_and_a_face_too_big_are_placed(self, tmp_path: Path) -> None:
         """Too few faces in a seeded fight given without --seed, and a face its die cannot show, are named where
         the command is written, its line and field, as other faces are (they were not: a bot tester); a command
