@@ -1599,7 +1599,7 @@ def test_an_answer_by_its_key_keeps_the_reader_at_what_follows_and_enter_in_a_li
     "Verify the log" (outside the table), declines Vesh's Active Defense by its number key, and the focus goes to
     the top card or the decision now open (it stayed on the button: an accessibility tester); then Enter on the move
     form's list sends it, out of Vesh's reach as chosen (it did nothing: the same tester); the live badge is not
-    written while nothing changes."""
+    written while nothing changes; the turn bar is not pinned at 200 % zoom."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -1645,6 +1645,12 @@ def test_an_answer_by_its_key_keeps_the_reader_at_what_follows_and_enter_in_a_li
                 status, events = server.call("GET", f"/fights/keys/events?after={before}", token=made["gm_token"])
                 assert status == 200 and events["events"][0]["event"]["command"] == {
                     "command": "move", "who": "kael", "leaves": ["vesh"], "dice": []}, events
+                # the turn bar is pinned to the foot of the screen, but not at 200 % zoom (640 x 400 CSS px), where it
+                # hid a fifth of the page (WCAG 1.4.10: the same tester)
+                bar = gm.locator(".turn-bar")
+                assert bar.evaluate("(el) => getComputedStyle(el).position") == "sticky"
+                gm.set_viewport_size({"width": 640, "height": 400})
+                assert bar.evaluate("(el) => getComputedStyle(el).position") == "static"
                 watch.clean_but(0)
             finally:
                 browser.close()
