@@ -8,7 +8,7 @@ starts in a few tens of milliseconds (docs/performance.md).
 Exit codes (:data:`EXIT_CODES`): 0 success, 1 findings (verify) or a lost race, 2 bad input, nothing written (a
 malformed file, log, command or argument, or a command that breaks a rule), 3 written, but the report could not be
 given (standard output closed or full, say): the message on standard error says what was written (``appended at
-seq N with head N:HASH``), so a script does not append it again; 130 interrupted (Ctrl-C), said in one line.
+seq N with head N:HASH``), so a script does not append it again; 130 interrupted (Ctrl-C), said in one line; 143 omen simulate stopped by SIGTERM.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ __all__ = ["app", "main", "EXIT_CODES", "LOG_HELP", "bad_input", "refusals", "gu
 EXIT_CODES = {0: "success", 1: "findings (verify), or a lost race: another writer appended first, nothing written",
               2: "bad input: nothing was written", 3: "written, but the report could not be given: standard "
               "error says what was written (appended at seq N with head N:HASH)",
-              130: "interrupted (Ctrl-C): what was written is whole"}
+              130: "interrupted (Ctrl-C): what was written is whole",
+              143: "omen simulate stopped by SIGTERM while its fights are played: nothing written"}
 """What each exit code of ``omen`` means (the README's table)."""
 
 #: The help of a command's LOG argument.

@@ -6,17 +6,21 @@ The heavy imports wait until the command runs, so that ``omen`` starts as fast w
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shlex
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .app import INTERRUPT_NOTE, appended, bad_input, check_log_parent, guarded, seed_option, store_at, wrote
+from .app import INTERRUPT_NOTE, appended, bad_input, check_log_parent, guarded, say, seed_option, store_at, wrote
 from .console import console, err, escape, out, plain, stdout, unwrapped, visible
 
 if TYPE_CHECKING:
@@ -225,7 +229,11 @@ def _run(encounter: Path | None, compare: tuple[Path, Path] | None, fights: int 
                 dask=address, batch=batch)
     INTERRUPT_NOTE[:] = ["nothing was written: the fights played are not kept"]  # a Ctrl-C while they are played
     try:
-        run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
+        with _terminable():
+            run = _execute(encounters, rules, seed, count, until_ci, max_fights, workers, address, batch, as_json)
+    except _Terminated:
+        say(f"omen: terminated (SIGTERM): {INTERRUPT_NOTE[0]}")
+        raise typer.Exit(TERMINATED) from None
     finally:  # a Ctrl-C keeps the note for app._interrupted
         if not isinstance(sys.exc_info()[1], KeyboardInterrupt):
             INTERRUPT_NOTE.clear()  # played (or failed): what a stop now leaves is what was written (wrote)
@@ -367,6 +375,33 @@ def _not_overwritten(page: Path, run: Path, inputs: list[Path]) -> None:
     if REPORT_MARK not in head:
         bad_input(f"{page} already exists and is not a report of omen simulate: choose another --html, or move it "
                   "away (nothing was overwritten)")
+
+
+#: The exit code of a run stopped by SIGTERM (``timeout``, ``kill``, a service manager), as shells give 128 + 15.
+TERMINATED = 143
+
+
+class _Terminated(BaseException):
+    """SIGTERM while the fights are played, raised in the main thread (a BaseException, as a Ctrl-C's, so that no
+    handler of the run takes it for a failed batch): the pool's or the cluster's processes are shut down on the way
+    out (killed outright, the run left its pool's worker processes running: a tester)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` while the block runs (in the main thread; elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 def _execute(encounters: list[Encounter], rules: Rules, seed: bytes, fights: int | None, until_ci: float | None,

@@ -18,6 +18,7 @@ import math
 import multiprocessing
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -245,11 +246,13 @@ WORKER_WAIT: Final = 30.0
 
 
 @contextmanager
-def dask(address: str, *, wait: float = WORKER_WAIT, waiting: Callable[[str], None] | None = None) -> Iterator[Backend]:
+def dask(address: str, *, wait: float = WORKER_WAIT, waiting: Callable[[str], None] | None = None,
+         connect: float | None = None) -> Iterator[Backend]:
     """A Dask cluster through its ``concurrent.futures`` executor: ``address`` is a scheduler's
     (``tcp://host:8786``), or ``local:N`` for a ``distributed.LocalCluster`` of N worker processes, one thread each,
-    serving no dashboard, made here and closed at the end. A scheduler with no worker is waited on for ``wait``
-    seconds (said first to ``waiting``), then refused. Needs the ``omen[dask]`` extra."""
+    serving no dashboard, made here and closed at the end. A scheduler is given ``connect`` seconds to answer
+    (:data:`CONNECT_WAIT` by default); one with no worker is waited on for ``wait`` seconds (said first to
+    ``waiting``), then refused. Needs the ``omen[dask]`` extra."""
     try:
         distributed: Any = importlib.import_module("distributed")
     except ImportError:
@@ -259,13 +262,7 @@ def dask(address: str, *, wait: float = WORKER_WAIT, waiting: Callable[[str], No
         cluster = _local_cluster(distributed, address)
         client = distributed.Client(cluster)
     else:
-        try:
-            client = distributed.Client(address, timeout="10s")
-        except OSError as exc:
-            raise RunError(f"--dask {address}: cannot reach the Dask scheduler: {exc}") from None
-        except (ValueError, TypeError) as exc:  # not an address Dask can read: bogus, tcp:// with no host
-            raise RunError(f"--dask {address}: not a Dask scheduler's address (tcp://HOST:8786, or local:N): "
-                           f"{exc}") from None
+        client = _connected(distributed, address, CONNECT_WAIT if connect is None else connect)
         _a_worker(client, address, wait, waiting)
     workers = max(1, sum(client.nthreads().values()))
 
@@ -284,6 +281,45 @@ def dask(address: str, *, wait: float = WORKER_WAIT, waiting: Callable[[str], No
         yield backend
     finally:
         backend.close()
+
+
+#: How long ``--dask ADDRESS`` waits, in seconds, for the scheduler there to answer before it refuses the run.
+CONNECT_WAIT: Final = 10.0
+
+
+def _connected(distributed: Any, address: str, within: float = CONNECT_WAIT) -> Any:
+    """A client of the Dask scheduler at ``address``, or :class:`RunError` saying why none within ``within``
+    seconds: nothing listens there (or the name does not resolve), not an address Dask reads, or what answers is no
+    Dask scheduler. Dask's own connection, made in a thread of its own, is given up at the deadline: against a
+    service that accepts the connection and never answers as Dask does (a web server) it waited for good, and
+    one that answers in another protocol read as "out of memory" (its first bytes taken for a frame's length:
+    a tester)."""
+    made: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            made["client"] = distributed.Client(address, timeout=f"{within:g}s")
+        except BaseException as exc:  # every way it fails is said below, in the main thread
+            made["error"] = exc
+
+    thread = threading.Thread(target=connect, name="omen-dask-connect", daemon=True)
+    thread.start()
+    thread.join(within + 0.5)
+    if thread.is_alive():
+        raise RunError(f"--dask {address}: no Dask scheduler answered there within {within:g} s: something accepted "
+                       "the connection but did not answer as a Dask scheduler does (its address is "
+                       "tcp://HOST:8786, or local:N)")
+    error = made.get("error")
+    if error is None:
+        return made["client"]
+    if isinstance(error, OSError):
+        raise RunError(f"--dask {address}: cannot reach the Dask scheduler: {error}")
+    if isinstance(error, (ValueError, TypeError)):  # not an address Dask can read: bogus, tcp:// with no host
+        raise RunError(f"--dask {address}: not a Dask scheduler's address (tcp://HOST:8786, or local:N): {error}")
+    if isinstance(error, KeyboardInterrupt):
+        raise error
+    raise RunError(f"--dask {address}: what answers there is not a Dask scheduler: its answer could not be read "
+                   f"as Dask's ({type(error).__name__}{f': {error}' if str(error) else ''})")
 
 
 def _local_cluster(distributed: Any, address: str) -> Any:

@@ -3,6 +3,7 @@ verified, and bad input refused with exit 2."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -958,6 +959,52 @@ def test_ctrl_c_is_said_in_one_line_and_leaves_no_run(tmp_path: Path) -> None:
         "file is written beside and renamed into place; omen simulate writes its run at the end); nothing was "
         "written: the fights played are not kept"], err  # said plainly (it read as if something were: a tester)
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process started under ``pid`` (Linux: /proc's children lists), its children's too."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for child in (task / "children").read_text().split():
+                found |= {int(child), *_descendants(int(child))}
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the processes from Linux's /proc")
+def test_sigterm_stops_a_pool_run_in_one_line_and_leaves_no_worker_running(tmp_path: Path) -> None:
+    """README (exit codes, 143): SIGTERM to omen alone (as `timeout` sends it) while a run's fights are played on a
+    2-process pool stops it in one line, exit 143, nothing written, and its pool's processes (the workers, the
+    forkserver) are gone (they ran on, under init, after omen had died without a word: a tester)."""
+    import signal
+    import time
+
+    out = tmp_path / "run.json"
+    started = subprocess.Popen(
+        [sys.executable, "-m", "omen_cli", "simulate", str(EMBER_FORD_2V2), "--fights", "1000000", "--workers", "2",
+         "--seed", SEED, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    deadline = time.monotonic() + 30
+    workers: set[int] = set()
+    while len(workers) < 3 and time.monotonic() < deadline:  # the forkserver and its two workers
+        time.sleep(0.2)
+        workers = _descendants(started.pid)
+    assert len(workers) >= 3, workers
+    try:
+        time.sleep(1)  # the fights are being played
+        started.send_signal(signal.SIGTERM)
+        said, err = started.communicate(timeout=60)
+        assert started.returncode == 143, (said, err)
+        assert err.decode().splitlines() == [
+            "omen: terminated (SIGTERM): nothing was written: the fights played are not kept"], err
+        assert not out.exists() and list(tmp_path.iterdir()) == []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and [p for p in workers if Path(f"/proc/{p}").exists()]:
+            time.sleep(0.2)
+        assert [p for p in workers if Path(f"/proc/{p}").exists()] == []
+    finally:  # whatever failed, nothing of this run is left running
+        for pid in [started.pid, *workers]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_ctrl_c_while_the_outputs_are_written_says_what_was_written(tmp_path: Path) -> None:

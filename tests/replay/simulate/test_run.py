@@ -207,6 +207,47 @@ class TestARunsFile:
 
 
 class TestADaskCluster:
+    @pytest.mark.parametrize(("answer", "said"), [
+        (None, "no Dask scheduler answered there within 1 s: something accepted the connection but did not answer as "
+               "a Dask scheduler does (its address is tcp://HOST:8786, or local:N)"),
+        (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n",
+         "what answers there is not a Dask scheduler: its answer could not be read as Dask's (")])
+    def test_an_address_where_something_else_answers_is_refused_in_time(self, answer: bytes | None,
+                                                                       said: str) -> None:
+        """docs/simulate.md: a listener that accepts and never answers (a web server waiting for its request) is
+        refused once the scheduler's time to answer is up (the run waited for good, saying nothing: a tester); one
+        that answers in another protocol is refused as no Dask scheduler (it read "out of memory": the same tester,
+        Dask taking its first bytes for a frame's length)."""
+        import socket
+        import threading
+
+        listener = socket.create_server(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+        held: list[socket.socket] = []
+
+        def serve() -> None:
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                held.append(conn)
+                if answer is not None:
+                    conn.sendall(answer)
+                    conn.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+        start = time.perf_counter()
+        try:
+            with pytest.raises(RunError) as refused, dask(address, connect=1):
+                pass
+        finally:
+            listener.close()
+            for conn in held:
+                conn.close()
+        assert str(refused.value).startswith(f"--dask {address}: {said}")  # (the error Dask raised: MemoryError)
+        assert time.perf_counter() - start < 5
+
     def test_a_scheduler_with_no_worker_is_waited_on_then_refused(self) -> None:
         """A scheduler no worker has joined (a LocalCluster of 0 workers, on 127.0.0.1:9112) is waited on for the
         time given, saying so first, then refused naming the address and how to start a worker (the run waited
