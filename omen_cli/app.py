@@ -8,7 +8,8 @@ starts in a few tens of milliseconds (docs/performance.md).
 Exit codes (:data:`EXIT_CODES`): 0 success, 1 findings (verify) or a lost race, 2 bad input, nothing written (a
 malformed file, log, command or argument, or a command that breaks a rule), 3 written, but the report could not be
 given (standard output closed or full, say): the message on standard error says what was written (``appended at
-seq N with head N:HASH``), so a script does not append it again; 130 interrupted (Ctrl-C), said in one line; 143 omen simulate stopped by SIGTERM.
+seq N with head N:HASH``), so a script does not append it again; 130 interrupted (Ctrl-C), said in one line;
+143 omen simulate stopped by SIGTERM.
 """
 
 from __future__ import annotations

@@ -719,10 +719,35 @@ def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: 
                    openapi_config=openapi_config(create_token is not None), before_request=_before(routes),
                    request_max_body_size=MAX_BODY_BYTES, compression_config=compression,
                    on_startup=[start_listening], on_shutdown=[stop.set, fights.stopping.set])
-    app.asgi_handler = no_store_by_default(head_as_get(app.asgi_handler))  # HEAD wherever GET (Litestar routes
-    # HEAD to @head alone); no cache keeps a seat's answers
+    app.asgi_handler = no_store_by_default(schema_page_headers(head_as_get(app.asgi_handler)))  # HEAD wherever
+    # GET (Litestar routes HEAD to @head alone); no cache keeps a seat's answers; /schema as the table's pages
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
     return app
+
+
+#: The paths of the page of the OpenAPI document (``/schema``), served with the table pages' headers.
+_SCHEMA_PAGES = frozenset({"/schema", "/schema/"})
+
+
+def schema_page_headers(app: Any) -> Any:
+    """``app`` with the table pages' headers (:data:`omen_server.table.CSP`: nothing from elsewhere, no script, no
+    frame; no ``Referer``; ``nosniff``) on the answer of ``/schema``, a page of this server's alone."""
+    extra = [(b"content-security-policy", CSP.encode()), (b"referrer-policy", b"no-referrer"),
+             (b"x-content-type-options", b"nosniff")]
+
+    async def handle(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("path") not in _SCHEMA_PAGES:
+            await app(scope, receive, send)
+            return
+
+        async def stamped(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), *extra]}
+            await send(message)
+
+        await app(scope, receive, stamped)
+
+    return handle
 
 
 def _stop_streams_on_signals(fights: Fights) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 from litestar import Request
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin, RedocRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin, OpenAPIRenderPlugin
 
 from omen_core import __version__
 from omen_core.limits import bound_wholes
@@ -218,10 +218,59 @@ class _CompletedJson(JsonRenderPlugin):
         return self.render_json(request, self._done)
 
 
+class _SchemaPage(OpenAPIRenderPlugin):
+    """``/schema``: the completed document as a page of this server's alone (every operation, its body and its
+    answers, and each body's JSON Schema), with no script and nothing from elsewhere: Litestar's Redoc view loaded
+    its script, fonts and icon from CDNs (an unpinned "latest") on the origin whose set-up page keeps the creation
+    token, and showed nothing off-line (a security tester). Rendered once."""
+
+    def __init__(self, create_token: bool) -> None:
+        super().__init__(path="/")
+        self.create_token = create_token
+        self._page: bytes | None = None
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        if self._page is None:
+            from .table import ENV  # (the table imports the app's names: not at import time)
+
+            done = complete(openapi_schema, self.create_token)
+            self._page = ENV.get_template("schema.html.j2").render(
+                doc=done, operations=operations_of(done), schemas=[
+                    (name, {"description": " ".join(str(schema.get("description", "")).split("\n\n", 1)[0].split()),
+                            "lines": msgspec.json.format(msgspec.json.encode(schema)).decode().splitlines()})
+                    for name, schema in sorted(done.get("components", {}).get("schemas", {}).items())]).encode()
+        return self._page
+
+
+def operations_of(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each operation of an OpenAPI document, in its paths' order: method, path, summary and description, the name
+    of its request body's schema, and its answers (status, the name of the schema of each, if one)."""
+    found = []
+    for path, item in document.get("paths", {}).items():
+        for method, op in item.items():
+            if method not in ("get", "post", "put", "patch", "delete", "head"):
+                continue
+            body = _schema_name((op.get("requestBody") or {}).get("content", {}))
+            answers = [(status, _schema_name(answer.get("content", {})))
+                       for status, answer in sorted(op.get("responses", {}).items())]
+            found.append({"id": op.get("operationId") or f"{method}-{path}", "method": method.upper(), "path": path,
+                          "summary": op.get("summary", ""), "description": op.get("description", ""),
+                          "body": body, "answers": answers})
+    return found
+
+
+def _schema_name(content: dict[str, Any]) -> str:
+    """The name of the components schema a content map's first media type refers to, or ""."""
+    for media in content.values():
+        ref = str((media.get("schema") or {}).get("$ref", ""))
+        return ref.rsplit("/", 1)[-1] if ref.startswith("#/components/schemas/") else ""
+    return ""
+
+
 def openapi_config(create_token: bool) -> OpenAPIConfig:
-    """The app's OpenAPI configuration: the completed JSON document, and an interactive view of it at ``/schema``;
+    """The app's OpenAPI configuration: the completed JSON document, and a page of it in words at ``/schema``;
     ``create_token``: whether ``POST /fights`` needs the creation token (then the document says so)."""
     return OpenAPIConfig(title="omen", version=__version__,
                          description="The network back end of omen: fights, their options, commands and events "
                                      "(docs/server.md).",
-                         render_plugins=[_CompletedJson(create_token), RedocRenderPlugin(path="/")])
+                         render_plugins=[_CompletedJson(create_token), _SchemaPage(create_token)])

@@ -194,3 +194,27 @@ def test_every_get_but_the_streams_has_its_head_operation() -> None:
     with TABLE.client:
         answer = TABLE.client.head("/fights/duel/options", headers=TABLE.auth())
     assert answer.status_code == 200 and answer.content == b""
+
+
+def test_the_schema_page_is_the_servers_own_and_lists_every_operation() -> None:
+    """docs/server.md: `/schema` is a page of the document in words, from this server alone: the table pages'
+    Content-Security-Policy (no script, nothing from elsewhere), no address of another host in it (it loaded Redoc,
+    fonts and an icon from CDNs on the origin that keeps the creation token: a security tester), a row for every
+    operation of the document and a section for every body it names."""
+    import re
+
+    from omen_server.table import CSP
+
+    with TABLE.client:
+        answer = TABLE.client.get("/schema")
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/html")
+    assert answer.headers["content-security-policy"] == CSP
+    assert (answer.headers["referrer-policy"], answer.headers["x-content-type-options"]) == ("no-referrer", "nosniff")
+    page = answer.text
+    assert "<script" not in page and re.findall(r"https?://", page) == []
+    document = TABLE.client.get("/schema/openapi.json").json()
+    operations = [(method.upper(), path) for path, item in document["paths"].items() for method in item
+                  if method in ("get", "post", "put", "patch", "delete", "head")]
+    rows = re.findall(r"<tr id=[^>]*><td><code>([A-Z]+)</code></td><td><code>(.*?)</code>", page)
+    assert [(method, path.replace("<wbr>", "")) for method, path in rows] == operations
+    assert set(re.findall(r'<details id="schema-([^"]+)"', page)) == set(document["components"]["schemas"])
