@@ -570,6 +570,24 @@ def test_a_client_leaving_mid_backlog_stops_the_stream_and_floods_no_log(servers
     assert said == "", said
 
 
+def test_a_client_leaving_before_its_body_is_whole_is_no_internal_error(servers: Any) -> None:
+    """A client that sends a command's headers and part of its body, then closes the connection (no token needed),
+    leaves no line in the server's log (each one logged "internal error" and a 27-line traceback: a security
+    tester, who could fill the operator's disk); the server goes on answering."""
+    server = servers()
+    token, _version = create(server)
+    before = server.log.read_text()
+    for _ in range(3):
+        with socket.create_connection(("127.0.0.1", server.port)) as client:
+            client.sendall(b"POST /fights/duel/commands HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\"")
+            time.sleep(0.2)
+    time.sleep(0.5)
+    assert server.call("GET", "/fights/duel/state", token=token)[0] == 200
+    said = server.log.read_text()[len(before):]
+    assert said == "", said
+
+
 def test_headers_past_the_http_servers_bound_are_its_own_plain_400(servers: Any) -> None:
     """docs/server.md "Limits", MAX_HEADER_BYTES (16384: uvicorn's h11 bound, set by omen serve): a 16,000-character
     token sent in two reads is omen's 401 problem (past MAX_TOKEN); a 20,000-character one whose first read leaves
