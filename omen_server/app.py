@@ -13,6 +13,7 @@ import hashlib
 import re
 import secrets
 import threading
+import weakref
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from importlib.resources import files
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, TypeVar, Union, get_args
@@ -604,7 +605,7 @@ def _validation_problem(_request: Request[Any, Any, Any], exc: Exception) -> Res
 def _http_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
     assert isinstance(exc, HTTPException)
     kinds = {400: "bad-request", 401: "unauthorized", 403: "forbidden", 404: "not-found", 405: "method-not-allowed",
-             409: "conflict", 413: "too-large", 415: "unsupported-media-type"}
+             409: "conflict", 413: "too-large", 415: "unsupported-media-type", 429: "too-many-streams"}
     detail = (f"the body is larger than {MAX_BODY_BYTES} bytes" if exc.status_code == 413 else str(exc.detail))
     if exc.status_code == 404 and detail == "Not Found":  # the router's: no route takes this path
         detail = (f"no route takes {request.url.path[:200]!r} (a seq in a path is a whole number; the routes are in "
@@ -697,7 +698,7 @@ def _internal_problem(request: Request[Any, Any, Any], exc: Exception) -> Respon
 def _title(status: int) -> str:
     return {400: "Bad request", 401: "No valid token", 403: "This seat may not do that", 404: "Not found",
             405: "Method not allowed", 409: "Conflict", 413: "The body is too large",
-            415: "The body is not sent as JSON", 422: "Refused by the rules",
+            415: "The body is not sent as JSON", 422: "Refused by the rules", 429: "Too many streams",
             500: "Internal error", 503: "The event store cannot be used now"}.get(status, "HTTP error")
 
 
@@ -705,6 +706,12 @@ class Unauthorized(HTTPException):
     """401: no bearer token, or one this server never made, or one the GM revoked or replaced by a reissue."""
 
     status_code = 401
+
+
+class TooManyStreams(HTTPException):
+    """429: the token holds :data:`~omen_server.limits.STREAMS_PER_TOKEN` live streams open on this process already."""
+
+    status_code = 429
 
 
 class Forbidden(HTTPException):
@@ -780,6 +787,7 @@ class Fights:
         self._setups: dict[str, int] = {}  # the last seq of each fight's set-up, once a command follows it
         self._creating = threading.local()  # whether this thread holds :meth:`creating`
         self.stopping = threading.Event()  # set when the server is told to stop: every stream ends at its next look
+        self.streams: dict[str, weakref.WeakSet[Any]] = {}  # by token: the generators of its live streams
 
     def seat(self, token: str) -> Seat | None:
         """The seat a token speaks for, or None: read from the keep at most every SEAT_TTL seconds per token (a

@@ -26,6 +26,7 @@ import hashlib
 import hmac
 import re
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Annotated, Any, cast
 
@@ -77,6 +78,7 @@ from .app import (
     SettingsChange,
     StateView,
     TableSettings,
+    TooManyStreams,
     Unauthorized,
     Unprocessable,
     VerifyView,
@@ -122,6 +124,7 @@ from .limits import (
     MAX_BODY_BYTES,
     MAX_PUBLIC_EFFECTS,
     MAX_SEQ,
+    STREAMS_PER_TOKEN,
 )
 from .openapi import openapi_config
 from .seating import entries, seat_info, seat_routes
@@ -549,7 +552,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         return Response(page.encode(), media_type="text/html", headers=guard.page_headers(page, CSP))
 
     @get("/fights/{fight_id:str}/stream", summary="The live stream (Server-Sent Events)",
-         responses=_errors(400, 401, 403, 404),
+         responses=_errors(400, 401, 403, 404, 429),
          description="Every stored event after Last-Event-ID (or `after`) as an `event` message whose id is its "
                      "seq, then each new one as it is appended, in order, once, as this seat sees it; an "
                      "`options` message (no id) whenever what the fight waits for changes.")
@@ -576,7 +579,13 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
                                                          "(an id of another fight or store?): expected a seq from 0 "
                                                          f"to {head}",
                                               "key": named, "source": source}])
-        return ServerSentEvent(_follow(fights, fight_id, seat, start, token), retry_duration=1000)
+        live = fights.streams.setdefault(token, weakref.WeakSet())
+        if sum(1 for held in live if held.ag_frame is not None) >= STREAMS_PER_TOKEN:  # (a finished one has none)
+            raise TooManyStreams(detail=f"this token holds {STREAMS_PER_TOKEN} live streams open on this server "
+                                        "already: close one (a page of the table) and open this again")
+        following = _follow(fights, fight_id, seat, start, token)
+        live.add(following)  # (counted while it runs: one never started or ended drops out as it is let go)
+        return ServerSentEvent(following, retry_duration=1000)
 
     return [create_fight, read_content, list_fights, make_seat, seats, my_seat, settings, change_settings, state,
             options, command, events, explain_seq, verify_fight, log, session, stream]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 __all__ = ["MAX_BODY_BYTES", "MAX_JSON_DEPTH", "MAX_TITLE", "MAX_NOTE", "MAX_NAME", "MAX_COMBATANTS",
            "MAX_PUBLIC_EFFECTS", "MAX_SEATS", "MAX_TOKEN", "MAX_IDEMPOTENCY_KEY", "MAX_SEQ", "EVENTS_PAGE",
-           "FIGHTS_PAGE", "IDEMPOTENCY_WAIT", "STORE_TIMEOUT", "MAX_HEADER_BYTES"]
+           "FIGHTS_PAGE", "IDEMPOTENCY_WAIT", "STORE_TIMEOUT", "MAX_HEADER_BYTES", "REQUEST_HEAD_SECONDS",
+           "MAX_CONNECTIONS", "STREAMS_PER_TOKEN"]
 
 MAX_BODY_BYTES = 1 << 20
 """The largest request body: 1 MiB (a fight of 32 sheets in JSON is about 40 KB). Past it, 413."""
@@ -72,3 +73,16 @@ the same key is being answered (by this server or another); past it, 409 ``idemp
 STORE_TIMEOUT = 1.0
 """How long (seconds) a request waits for the store before its 503: a PostgreSQL connection from the pool, a
 SQLite lock held by another process."""
+
+REQUEST_HEAD_SECONDS = 10.0
+"""How long (seconds) a connection has to send a request's line and headers whole, from its opening or from the
+answer before it (kept alive); past it the server closes the connection. A request being answered, a live stream
+among them, is never cut."""
+
+MAX_CONNECTIONS = 512
+"""The most connections one server process holds open at once (every seat's page holds one for its live stream);
+a new one past it is answered a plain-text 503 (``Retry-After: 1``) and closed."""
+
+STREAMS_PER_TOKEN = 8
+"""The most live streams (``GET /fights/{id}/stream``) one token may hold open at once on one server process (a
+player's phone and laptop hold two); the next is 429 ``too-many-streams`` until one ends."""

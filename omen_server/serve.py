@@ -98,8 +98,11 @@ def run(store: EventStore, keep: AnyKeep, host: str = "127.0.0.1", port: int = 8
 GRACE_SECONDS = 3
 
 #: uvicorn's HTTP implementation, named (not "auto", which would take httptools where it is installed, with a
-#: header bound of its own) and bounded as docs/server.md's "Limits" says (MAX_HEADER_BYTES).
-HTTP_OPTIONS: dict[str, Any] = {"http": "h11", "h11_max_incomplete_event_size": MAX_HEADER_BYTES}
+#: header bound of its own) and bounded as docs/server.md's "Limits" says: MAX_HEADER_BYTES, and h11 as
+#: :class:`omen_server.http11.BoundedH11Protocol` bounds it (REQUEST_HEAD_SECONDS, MAX_CONNECTIONS), named by its
+#: import path (it imports uvicorn: not before a server starts).
+HTTP_OPTIONS: dict[str, Any] = {"http": "omen_server.http11:BoundedH11Protocol",
+                                "h11_max_incomplete_event_size": MAX_HEADER_BYTES}
 
 STORE_VARIABLE, KEEP_VARIABLE, LOG_VARIABLE = "OMEN_SERVE_STORE", "OMEN_SERVE_KEEP", "OMEN_SERVE_LOG"
 

@@ -588,6 +588,108 @@ def test_a_client_leaving_before_its_body_is_whole_is_no_internal_error(servers:
     assert said == "", said
 
 
+def _stream_open(port: int, token: str) -> socket.socket:
+    """A live stream of the duel opened with ``token`` on a raw socket, once its 200 has come."""
+    client = socket.create_connection(("127.0.0.1", port), timeout=10)
+    client.sendall(f"GET /fights/duel/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n\r\n"
+                   .encode())
+    got = b""
+    while b"\r\n\r\n" not in got:
+        got += client.recv(4096)
+    assert got.startswith(b"HTTP/1.1 200 "), got[:200]
+    return client
+
+
+def test_a_connection_slow_to_send_its_headers_is_closed_and_a_stream_is_not(servers: Any) -> None:
+    """docs/server.md "Limits", REQUEST_HEAD_SECONDS (10): a connection that sends its request's headers a byte a
+    second is closed once 10 s have passed (it was held for good, and 20,000 of them took every file the server may
+    open: a security tester); a live stream opened at the same time is not cut, and carries the next command."""
+    from omen_server.limits import REQUEST_HEAD_SECONDS
+
+    server = servers()
+    token, _version = create(server)
+    stream = _stream_open(server.port, token)
+    start = time.monotonic()
+    slow = socket.create_connection(("127.0.0.1", server.port), timeout=2)
+    slow.sendall(b"GET /fights HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    closed_at = None
+    while time.monotonic() - start < REQUEST_HEAD_SECONDS + 5:
+        try:
+            slow.sendall(b"a")
+            if slow.recv(1024) == b"":
+                closed_at = time.monotonic() - start
+                break
+        except TimeoutError:
+            continue
+        except OSError:
+            closed_at = time.monotonic() - start
+            break
+    slow.close()
+    assert closed_at is not None and REQUEST_HEAD_SECONDS - 1 <= closed_at <= REQUEST_HEAD_SECONDS + 3, closed_at
+    status, rolled = server.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative"}}, token)
+    assert status == 201, rolled
+    got = b""
+    while b"initiative_rolled" not in got:
+        chunk = stream.recv(65536)
+        assert chunk, "the stream was closed"
+        got += chunk
+    stream.close()
+
+
+def test_past_the_connections_bound_a_new_one_is_a_plain_503(servers: Any) -> None:
+    """docs/server.md "Limits", MAX_CONNECTIONS (512): with 512 connections held open, the next is answered a plain
+    503 with Retry-After and closed at once (the process keeps files for its store); once they are let go the
+    server answers again."""
+    from omen_server.limits import MAX_CONNECTIONS
+
+    server = servers()
+    held = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(MAX_CONNECTIONS)]
+    try:
+        time.sleep(0.5)
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as extra:
+            answer = b""
+            while chunk := extra.recv(4096):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in head.lower(), answer
+        assert body == b"the server holds too many connections: retry\n"
+    finally:
+        for sock in held:
+            sock.close()
+    time.sleep(0.5)
+    assert server.call("GET", "/fights")[0] == 200
+
+
+def test_a_token_holds_at_most_eight_streams_open(servers: Any) -> None:
+    """docs/server.md "Limits", STREAMS_PER_TOKEN (8): a token's ninth live stream is 429 too-many-streams (1,500
+    streams of one spectator's token kept a core busy: a security tester); once one of the eight is closed, a
+    stream opens again; another token's streams are not counted with them."""
+    from omen_server.limits import STREAMS_PER_TOKEN
+
+    server = servers()
+    token, _version = create(server)
+    held = [_stream_open(server.port, token) for _ in range(STREAMS_PER_TOKEN)]
+    try:
+        status, problem = server.call("GET", "/fights/duel/stream", token=token)
+        assert (status, problem["type"], problem["title"]) == (429, "/problems/too-many-streams", "Too many streams")
+        assert problem["detail"] == ("this token holds 8 live streams open on this server already: close one (a "
+                                     "page of the table) and open this again")
+        ana = ana_plays_kael(server, token)
+        _stream_open(server.port, ana).close()
+        held.pop().close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                held.append(_stream_open(server.port, token))
+                break
+            except AssertionError:
+                time.sleep(0.3)
+        assert len(held) == STREAMS_PER_TOKEN
+    finally:
+        for sock in held:
+            sock.close()
+
+
 def test_headers_past_the_http_servers_bound_are_its_own_plain_400(servers: Any) -> None:
     """docs/server.md "Limits", MAX_HEADER_BYTES (16384: uvicorn's h11 bound, set by omen serve): a 16,000-character
     token sent in two reads is omen's 401 problem (past MAX_TOKEN); a 20,000-character one whose first read leaves
