@@ -220,6 +220,33 @@ def test_an_undone_cards_verdict_is_legible(server: Server, browser: Any) -> Non
             page.context.close()
 
 
+def test_a_name_of_one_long_word_breaks_and_spreads_over_nothing(server: Server, browser: Any) -> None:
+    """A combatant named with 60 W's in a row (sheet names run to 80 characters) breaks within its chip: the
+    initiative strip stays its width beside the top card, and neither the GM's page (1280) nor Alice's phone (390)
+    scrolls sideways (the chips spread over the top card and End turn: a security tester)."""
+    sheets = bundled_sheets()
+    long_named = {**sheets["vesh"], "name": "W" * 60 + " the Long"}
+    status, made = server.call("POST", "/fights", {"id": "longname", "title": "longname", "dice": "manual",
+                                                   "combatants": [sheets["kael"], long_named]})
+    assert status == 201, made
+    gm = str(made["gm_token"])
+    alice = seat(server, "longname", gm, "Alice", "kael")
+    status, _ = server.call("POST", "/fights/longname/commands",
+                            {"command": {"command": "roll_initiative", "dice": [1, 6]}}, token=gm)
+    assert status == 201
+    watch = Watch(origin_of(server))
+    for token, context in ((gm, {"viewport": GM_SCREEN}), (alice, PHONE)):
+        page = page_of(browser, watch, origin_of(server), "longname", token, **context)
+        width = context["viewport"]["width"]  # type: ignore[index]
+        assert page.evaluate("document.documentElement.scrollWidth") == width
+        chip = page.locator(".chip[data-id=vesh]").bounding_box()
+        assert chip is not None and chip["x"] + chip["width"] <= width
+        if token == gm:  # the strip keeps its 17rem (272 px) beside the top card
+            strip = page.locator("ol.chips").bounding_box()
+            assert strip is not None and strip["width"] <= 272, strip
+        page.context.close()
+
+
 def test_publishing_the_log_asks_for_a_confirmation_first(server: Server, browser: Any) -> None:
     """Publishing the log cannot be taken back: the GM's button does nothing until the box saying so is ticked;
     then the log is published."""
