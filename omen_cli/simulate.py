@@ -559,7 +559,8 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
         left_out = run.comparison.not_compared()
         if left_out:
             _say(f"  not compared, in one encounter only: {escape(visible(left_out))}")
-    _say(f"[dim]{t.backend}, {t.workers} worker{'s' if t.workers != 1 else ''}, {t.seconds:.1f} s "
+    at_start = " at the start" if t.backend == "dask" else ""  # (a cluster's workers come and go: a tester)
+    _say(f"[dim]{t.backend}, {t.workers} worker{'s' if t.workers != 1 else ''}{at_start}, {t.seconds:.1f} s "
          f"({t.fights_per_second:,.0f} fights/s). Run saved to {escape(saved)}"
          + (f", report to {escape(str(html))}" if html else "")
          + f". Play a fight again: omen simulate --replay {escape(saved)} INDEX --log fight.jsonl"

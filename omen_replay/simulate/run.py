@@ -106,8 +106,9 @@ class EncounterRun(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 
 class Timing(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """How a run ran (not part of its summary): ``serial``, ``pool`` or ``dask``, the workers, the Dask scheduler's
-    address, the wall time and the fights per second."""
+    """How a run ran (not part of its summary): ``serial``, ``pool`` or ``dask``, the workers (a Dask cluster's when
+    the run started: its workers may come and go), the Dask scheduler's address, the wall time and the fights per
+    second."""
 
     backend: BackendName
     workers: int

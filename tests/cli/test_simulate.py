@@ -49,6 +49,15 @@ class TestARun:
         assert result.exit_code == 0, result.output
         assert "wardens (aggressive) win" in said and "(95 %:" in said and "rounds" in said
         assert "Kael Arden" in said and "Run saved to" in said and "--replay" in said
+        assert "serial, 1 worker, " in said
+
+    def test_a_dask_runs_workers_are_said_as_they_were_at_the_start(self, tmp_path: Path) -> None:
+        """docs/simulate.md: a Dask cluster's workers may come and go during a run, so the footer says how many it had
+        at the start (it said "dask, 2 workers" after one had died: a tester)."""
+        result = omen("simulate", EMBER_FORD_2V2, "--fights", 20, "--dask", "local:1", "--seed", SEED, "--out",
+                      tmp_path / "run.json")
+        assert result.exit_code == 0, result.output
+        assert "dask, 1 worker at the start, " in " ".join(result.output.split())
 
     def test_going_down_and_going_down_first_are_given_with_their_intervals(self, tmp_path: Path) -> None:
         """docs/simulate.md: every rate with its Wilson 95 % interval, each combatant's going down and going down
