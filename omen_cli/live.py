@@ -253,6 +253,7 @@ def do_cmd(
     from omen_core.commands import RevealSeed
     from omen_core.dice import FacesNeeded, SurplusFaces
     from omen_core.errors import ConcurrencyError, InvalidDieFace, RuleViolation
+    from omen_core.events import DiceRolled
     from omen_core.walk import StoreSource, done_under_key
     from omen_replay.narrate import Narrator
     from omen_replay.replay import DoResult
@@ -352,7 +353,12 @@ def do_cmd(
                   + _recorded_by(stored[0].event, by)
                   + (f"; it was undone since (the undo at seq {undone_at}): the fight stands as if it had not been "
                      "given" if undone_at is not None else ""))
-    print_lines(Narrator(state=before).lines(stored))
+    narrator = Narrator(state=before)
+    if any(isinstance(rec.event, DiceRolled) and rec.event.rerolls is not None for rec in stored) and before.stack:
+        # a reroll (C39) rerolls a die of the action in progress: its rolls, read from the action's start
+        narrator.recall(rec for rec in store.read(fight_id, before.stack[0].declared_at - 1)
+                        if rec.seq < stored[0].seq)
+    print_lines(narrator.lines(stored))
     if show_options:
         print_options(found, False, live.state)
         return

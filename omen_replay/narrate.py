@@ -171,6 +171,8 @@ class _Names:
         self.initiatives: dict[str, RollTotal] = {}  # the initiatives rolled, until the order is set (C19)
         self.tied: set[str] = set()  # those still tied after the AGI bonus, until the order is set (C19)
         self.rolled: dict[int, DiceRolled] = {}  # every roll, by its counter: what a reroll changed (C39)
+        self.rolled_at: dict[int, int] = {}  # the seq of every roll, by its counter
+        self.seq = 0  # the seq of the event being told
         self.costs = ReactionCosts()  # what each reaction costs under the fight's ruleset (C22), once it is known
         self.standing: FightState | None = None  # the state before the event being told, where the walk knows it
 
@@ -273,9 +275,12 @@ def _rolled(e: DiceRolled, names: _Names) -> Iterator[tuple[LineKind, str]]:
         was = first.dice[e.die] if first is not None and e.die < len(first.dice) else None
         what = (f"{names(first.roller)}'s {first.purpose.replace('_', ' ')} {was.pool} d{was.sides}, which showed "
                 f"{was.face}: " if first is not None and was is not None else "")
-        again = (f" (rerolls {what}die {e.die} of roll {e.rerolls}, dice counted from 0 as route_damage counts them, "
-                 "rolls by their counter; C39: the new face counts)")
+        at = names.rolled_at.get(e.rerolls)
+        which = f"the roll at #{at}" if at is not None else f"roll {e.rerolls} (by its counter)"
+        again = (f" (rerolls {what}die {e.die} of {which}, dice counted from 0 as route_damage counts them; C39: the "
+                 "new face counts)")
     names.rolled[e.counter] = e
+    names.rolled_at[e.counter] = names.seq
     if e.purpose == "damage":
         names.damage_roll = tuple(d for d in e.dice if d.pool == "damage")
     yield "roll", f"roll ({e.purpose}, {e.source}) by {names(e.roller)}: {dice}{again}"
@@ -927,6 +932,7 @@ class Narrator(Visitor):
         narrator has followed through the events it told, those undone left out)."""
         event = rec.event
         self.names.standing = before
+        self.names.seq = rec.seq
         if isinstance(event, AttackDeclared):
             self.names.declared(rec.seq, event.attacker, event.weapon, event.target)
         elif isinstance(event, (ActionSettled, ActionCancelled)):  # an action over: nothing of it is kept
@@ -967,6 +973,15 @@ class Narrator(Visitor):
                 self.names.turn = None
                 return [("roll", f"  ({self.names(event.who)}'s turn ends by itself: {why})")]
         return None
+
+    def recall(self, records: Iterable[StoredEvent]) -> None:
+        """Remember the rolls among events told before (not telling them): a reroll told next names the die it
+        rerolls and its face, as the whole log's narrative does (C39; ``omen do`` said "die 0 of roll 6" alone:
+        a rules tester)."""
+        for rec in records:
+            if isinstance(rec.event, DiceRolled):
+                self.names.rolled[rec.event.counter] = rec.event
+                self.names.rolled_at[rec.event.counter] = rec.seq
 
     def lines(self, records: Iterable[StoredEvent]) -> Iterator[Line]:
         """The narrative of these events (none of them undone), line by line: for a fight as it goes on."""

@@ -1009,6 +1009,30 @@ class TestForScripts:
         assert lost.exit_code == 1
         assert json.loads(lost.stdout)["error"]["kind"] == "ConcurrencyError"
 
+    def test_a_chosen_reroll_names_the_die_it_rerolls(self, tmp_path: Path) -> None:
+        """C39: Kael's attack would miss (1 and 1 against Vesh's 6 + 2); his Second Chance, answered with `omen do`
+        and the face 8, is told as the whole log tells it: whose die, the face it showed and the roll's seq (it said
+        "rerolls die 0 of roll 6" alone: a rules tester)."""
+        source = (SHEETS / "kael.toml").read_text()
+        cut = source.index("\n[")
+        (tmp_path / "kael.toml").write_text(source[:cut] + '\nabilities = ["second_chance"]\n' + source[cut:])
+        scenario = tmp_path / "ford.toml"
+        scenario.write_text(f'[fight]\nid = "ford"\ndice = "manual"\n\n[[combatants]]\n'
+                            f'sheet = "{tmp_path / "kael.toml"}"\n\n[[combatants]]\nsheet = "{SHEETS / "vesh.toml"}"\n')
+        log = tmp_path / "ford.jsonl"
+        assert omen("run", str(scenario), "--log", str(log), "--quiet").exit_code == 0
+        played(log, INITIATIVE, {"command": "engage", "who": "kael", "others": ["vesh"]},
+               {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword",
+                "dice": [1, 1, 6]})
+        hit_at = next(e["seq"] for e in lines(log) if e["event"]["type"] == "dice_rolled"
+                      and e["event"]["purpose"] == "hit")
+        result = do(log, {"command": "answer_decision", "decision": "second_chance", "who": "kael", "choice": "use",
+                          "dice": [8]})
+        assert result.exit_code == 0, result.output
+        said = " ".join(result.stdout.split())
+        assert (f"primary d8 → 8 (rerolls Kael Arden's hit primary d8, which showed 1: die 0 of the roll at "
+                f"#{hit_at}, dice counted from 0") in said, said
+
     def test_an_expected_version_not_the_head_is_a_lost_race(self, turn_log: Path) -> None:
         """docs/live.md (Retries and races): `--expected-version SEQ`, the head's seq the caller saw, refuses a command
         once the fight has moved on: exit 1, the ConcurrencyError under --json, every file byte for byte as it was

@@ -216,8 +216,9 @@ def test_a_moment_of_the_round_is_told() -> None:
 def test_a_reroll_names_the_die_as_route_damage_counts_dice() -> None:
     """C39: Lucky Strikes rolls Ana's primary 1 again; the narrative says which die it was in words (Ana's hit
     primary d6, which showed 1: "roll 4" alone was a number the reader meets nowhere else, found by a tester), then
-    the die from 0 (as route_damage and the event's ``die`` count) and the roll by its counter; the session log's
-    card says the face the reroll replaced beside the one that counts."""
+    the die from 0 (as route_damage and the event's ``die`` count) and the roll by its seq (it said "roll 4", its
+    counter, where every other reference is a seq: a rules tester); the session log's card says the face the reroll
+    replaced beside the one that counts."""
     import msgspec
 
     from omen_core.events import DiceRolled
@@ -227,8 +228,9 @@ def test_a_reroll_names_the_die_as_route_damage_counts_dice() -> None:
     fight = new_fight(ana, sheet("orc", side="raiders"), faces=[1, 5, 4, 2, 3, 3, 3, 3])
     fight.attack("ana", "orc", unarmed=True)
     reroll = next(r.event for r in fight.events if isinstance(r.event, DiceRolled) and r.event.purpose == "reroll")
+    hit_at = next(r.seq for r in fight.events if isinstance(r.event, DiceRolled) and r.event.counter == reroll.rerolls)
     texts = [line.text for line in narrate(fight.events)]
-    assert reroll.die == 0 and any(f"(rerolls Ana's hit primary d6, which showed 1: die 0 of roll {reroll.rerolls}, "
+    assert reroll.die == 0 and any(f"(rerolls Ana's hit primary d6, which showed 1: die 0 of the roll at #{hit_at}, "
                                    "dice counted from 0" in t for t in texts), texts
     from omen_replay.cards import Card, entries
 
