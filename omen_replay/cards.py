@@ -767,8 +767,9 @@ def _portion(terms: Iterable[Term]) -> str:
     shown = [t for t in terms if t.value or t.kind in _PORTION_WORDS]
     if len(shown) < 2:
         return ""
-    return " (" + " + ".join(f"{t.value} " + _PORTION_WORDS.get(t.kind, "{label} bonus").format(label=t.label)
-                             for t in shown) + ")"
+    said = [(t.value, _PORTION_WORDS.get(t.kind, "{label} bonus").format(label=t.label)) for t in shown]
+    return " (" + "".join(f"{value} {words}" if not i else f" {'-' if value < 0 else '+'} {abs(value)} {words}"
+                          for i, (value, words) in enumerate(said)) + ")"  # ("1 FCS dice - 1 FCS bonus", not "+ -1")
 
 
 def _damage_terms(t: DamageTerms, dice: list[Die], lowered: Lowered | None = None) -> tuple[RollTerm, ...]:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from omen_core import CheckSpec, Fight, MemoryStore, ScriptedDice
+from omen_core.content import Weapon
 from omen_core.events import CommandIssued, DamageResolved, HitDetermined, StoredEvent, decode_line
 from omen_replay.cards import Card, Note, RoundSummary, entries
 from omen_replay.explain import explain_records
@@ -80,6 +81,19 @@ class TestCards:
         assert card.damage[0].text() == "11 piercing - 1 armor = 10 to Brin Hollowmere's HP"
         assert [(r.who, r.before, r.after) for r in card.resources] == [("brin", 14, 4)]
         assert card.reactions == (96,) and cards_of(EMBER)[96].reacting_to == 93
+
+    def test_a_crit_portion_lowered_below_zero_subtracts(self) -> None:
+        """C7, C28: Ash (FCS bonus 0) is Fatigued: her FCS portion is her FCS die, 1, less 1, and its card says
+        "(1 FCS dice - 1 FCS bonus)" (it read "+ -1": a rules tester)."""
+        from tests.fights import new_fight
+
+        ash = replace(sheet("ash", FCS=(6, 0)), weapons=(Weapon(id="sword"),))
+        fight = new_fight(ash, sheet("bo", side="b"), faces=[6, 1, 1])
+        fight.apply_condition("ash", "Fatigued")
+        fight.attack("ash", "bo", weapon="sword")
+        fight.defend("bo", None)  # (the hit is determined once Bo's Active Defense window closes)
+        crit = next(v for c in cards_of(list(fight.events)).values() for v in c.verdicts if v.numbers.startswith("FCS"))
+        assert crit.numbers.startswith("FCS portion 0 (1 FCS dice - 1 FCS bonus) vs RES portion "), crit
 
     def test_a_raging_attacks_damage_names_each_die_by_its_own_size(self) -> None:
         """Skarn's raging maul at the Ember Ford (C12): the dice result is the hit roll's primary d10 (6), not the
