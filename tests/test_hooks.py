@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from omen_core.content import AbilityLibrary, decode_content
+from omen_core.content import AbilityLibrary, DealDamage, decode_content
 from omen_core.decisions import DECISION_POINTS
 from omen_core.errors import ContentError
 from omen_core.extensions import BY_ID, EXTENSIONS
@@ -131,6 +131,49 @@ def test_a_window_at_attack_determined_opens_on_a_miss_and_the_attack_goes_on_af
     assert isinstance(events[-1], ActionSettled) and fight.state.at_rest
     assert fight.state.combatants["ana"].bonus_actions == 1
     assert_replays(fight)
+
+
+def _spite_responders(state: Any, frame: Any, moment: Moment) -> tuple[str, ...]:
+    """Bram, whenever the orc's attack is determined."""
+    return ("bram",) if frame.declaration.attacker == "orc" else ()
+
+
+SPITE = Extension(id="spite_test", name="Spite (test)", keys="none: always in play, for the test", windows=(
+    Window(kind="spite_test", title="Spite", rule="C38", hook="attack.determined",
+           choices=(Choice("burn", "2 fire to the attacker", cost=Cost(bonus_actions=1),
+                           consequences=(DealDamage(flat=2, damage_type="fire"),)),
+                    Choice("pass", "let it be")),
+           responders=_spite_responders),))
+
+
+def test_an_extensions_choice_acting_on_another_waits_for_its_owners_first_turn(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """C20, §The First Round ("2 Bonus Actions available to use defensively before their first turn"): an
+    extension's choice paid in Bonus Actions that acts on another (2 fire to the attacker) is not offered before its
+    owner's first turn, and its answer is refused, as the same ability written as data is not offered (a maintainer's
+    Spite burned the orc in round 1 before Bram had acted); once Bram has had a turn it is offered and deals its 2."""
+    import omen_core.extensions as registry
+    from omen_core.events import DecisionOpened
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    monkeypatch.setattr(registry, "_AT", {**registry._AT, "attack.determined": ((SPITE, SPITE.windows[0]),)})
+    monkeypatch.setattr(registry, "WINDOWS", {**registry.WINDOWS, "spite_test": SPITE.windows[0]})
+    fight = new_fight(sheet("orc", side="raiders"), sheet("ana"), sheet("bram"),
+                      faces=[6, 3, 1, 1, 1, 6, 1, 1, 6])  # initiative orc, ana, bram; the orc misses twice
+    fight.roll_initiative()
+    fight.attack("orc", "ana", unarmed=True)  # round 1: 1 + 1 against 6: a miss; Bram has had no turn
+    assert not any(isinstance(r.event, DecisionOpened) for r in fight.events)
+    assert fight.state.at_rest
+    for who in ("orc", "ana", "bram"):
+        fight.end_turn(who)
+    fight.attack("orc", "ana", unarmed=True)  # round 2: Bram has had his turn
+    fight.pass_reaction("ana")  # (Ana, engaged, may Interrupt now that she has had her turn: C24)
+    opened = fight.waiting_for
+    assert isinstance(opened, DecisionOpened) and opened.responders == ("bram",)
+    hp = fight.state.combatants["orc"].hp
+    fight.answer_decision("spite_test", "bram", "burn")
+    assert fight.state.combatants["orc"].hp == hp - 2
 
 
 def test_the_built_in_decision_kinds_are_the_decision_points() -> None:

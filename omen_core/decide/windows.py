@@ -31,7 +31,7 @@ from ..events import (
     Ticking,
 )
 from ..extensions import window, windows_at
-from ..hooks import Moment, Window
+from ..hooks import Choice, Moment, Window
 from ..ledger import shortfall
 from ..machine import Step
 from ..state import FightState, Frame, MomentFrame
@@ -166,8 +166,22 @@ def not_offered(state: FightState, who: str, row: Window) -> str | None:
 def cannot_pay(state: FightState, who: str, row: Window) -> str | None:
     """Why ``who`` can pay for no choice of ``row`` besides passing (C38: the first choice's shortfall, C20, C22,
     C36, C41), or None if it can pay for one."""
-    short = [shortfall(state, who, c.cost) for c in row.choices if c.name != PASS]
+    short = [choice_shortfall(state, who, c) for c in row.choices if c.name != PASS]
     return None if any(s is None for s in short) else next((s for s in short if s is not None), None)
+
+
+def choice_shortfall(state: FightState, who: str, choice: Choice) -> str | None:
+    """Why ``who`` may not make ``choice`` now (None: it may): it cannot pay its cost (:func:`shortfall`), or it
+    pays Bonus Actions before ``who``'s first turn, when they are for defence only (C20, §The First Round), for a
+    choice that acts on another (its consequences, the dice it rerolls, the attack it makes) rather than through a
+    total's terms alone (an extension's Spite dealt 2 fire before its owner's first turn, where the same ability
+    written as data is not offered: a maintainer)."""
+    short = shortfall(state, who, choice.cost)
+    if short is not None or not choice.cost.bonus_actions or state.round == 0 or state.had_a_turn(who):
+        return short
+    if choice.consequences or choice.rerolls or choice.attack is not None:
+        return f"{who}'s first turn has not come yet: its Bonus Actions are for defence only until then (C20)"
+    return None
 
 
 def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
@@ -192,7 +206,7 @@ def answer_decision(draft: Draft, cmd: AnswerDecision) -> str | None:
         close = difflib.get_close_matches(cmd.choice, names, n=1)
         raise RuleViolation(opened.rule, f"{row.title} has no choice {cmd.choice!r} (choices: {', '.join(names)})"
                             + (f"; did you mean {close[0]!r}?" if close else ""), field="$.choice")
-    why = shortfall(draft.state, cmd.who, choice.cost)
+    why = choice_shortfall(draft.state, cmd.who, choice)
     if why is not None:
         raise RuleViolation(opened.rule, f"{row.title}, {cmd.choice}: {why}")
     hit_roll = getattr(frame, "hit_roll", None)
