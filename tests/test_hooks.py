@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from omen_core.content import AbilityLibrary, DealDamage, decode_content
+from omen_core.content import SHORTHANDS, AbilityLibrary, DealDamage, decode_content
 from omen_core.decisions import DECISION_POINTS
 from omen_core.errors import ContentError
 from omen_core.extensions import BY_ID, EXTENSIONS
@@ -34,8 +34,13 @@ def _nobody(*_: object) -> tuple[str, ...]:
 
 def test_the_shipped_features_are_data_not_modules() -> None:
     """The four sheet features and Veteran Shield Training are shipped abilities written as data (C37), not Python
-    modules: the only module left is Arcane Ward, the example of an extension written in Python."""
-    assert set(BY_ID) == {"arcane_ward"}
+    modules: no module under omen_core/extensions/ is one of them, and Arcane Ward, the example of an extension
+    written in Python, is one (a maintainer's own extension, added as docs/architecture.md says, is let be: the
+    test listed the modules, and failed on it)."""
+    shorthands = {"brute_rage", "extra_primary_die", "two_extra_primary_dice", "rogue_routing",
+                  "veteran_shield_training", "will_conversion", "will_conversion_choice"}
+    assert all(any(ability in said for said in SHORTHANDS.values()) for ability in shorthands)
+    assert "arcane_ward" in BY_ID and not set(BY_ID) & shorthands
 
 
 def test_a_row_naming_an_unknown_hook_point_or_total_is_refused_with_where() -> None:
