@@ -360,6 +360,7 @@ class Panel:
     staged_answer: str = ""  # the answer (its label) a command staged for dice gives the decision open now: not offered
     # again while it waits for dice
     staged_actor: str = ""  # the name of the combatant the staged command acts for, as this seat sees it
+    staged_target: str = ""  # the name of the combatant it acts on (an attack's, an ability's target), if seen
     staged_cost: str = ""  # what the staged answer costs (its own cost, a pass's "free"), "" where it answers nothing
     staged_for: str = ""  # what the dice a staged answer waits for are, where they are not its actor's own
     top: StoryCard | None = None
@@ -1228,11 +1229,12 @@ def _staged_for(staged: StagedView | None, names: Mapping[str, str], state: Figh
     return ", ".join(said)
 
 
-def _staged_actor(staged: StagedView | None, names: dict[str, str]) -> str:
-    """The name of the combatant a staged command acts for (its attacker, defender, who), as the seat sees it."""
+def _staged_actor(staged: StagedView | None, names: dict[str, str], field_: str = "") -> str:
+    """The name of the combatant a staged command acts for (its attacker, defender, who), as the seat sees it; of
+    its ``field_`` (``target``: an attack's, an ability's) where one is named; "" for one the seat does not see."""
     if staged is None:
         return ""
-    field_ = PLAYER_COMMANDS.get(str(staged.command.get("command", "")), "who")
+    field_ = field_ or PLAYER_COMMANDS.get(str(staged.command.get("command", "")), "who")
     who = staged.command.get(field_)
     return names.get(who, "") if isinstance(who, str) else ""
 
@@ -1307,6 +1309,7 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             end_turn=end_turn,
             staged=view.staged, staged_faces=_staged_faces(view.staged, names),
             staged_actor=_staged_actor(view.staged, names),
+            staged_target=_staged_actor(view.staged, names, "target"),
             staged_answer=staged_answer,
             staged_cost=_staged_cost(view.staged, staged_answer, options.waiting, state),
             staged_for=_staged_for(view.staged, names, state),

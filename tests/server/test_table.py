@@ -1148,8 +1148,9 @@ def test_a_conditions_reason_and_until_when_are_on_every_seeing_seats_card(table
 
 def test_the_roll_box_names_the_combatant_and_tells_its_giver_you(table: Any) -> None:
     """C29, physical dice: Alice stages Kael's attack without its faces; her roll box says "Roll your dice: Attack
-    by Kael Arden" (a name, not the id) and "You gave the command"; the GM's says "Alice gave Attack by Kael
-    Arden"."""
+    by Kael Arden on Vesh the Cinder-Hand" (names, not ids; the target too: a new GM's player could not tell whom
+    she attacked, a tester) and "You gave the command"; the GM's says "Alice gave Attack by Kael Arden on Vesh the
+    Cinder-Hand"."""
     table.create(dice="manual")
     alice = table.client.post("/fights/duel/seats", headers=table.auth(),
                               json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
@@ -1158,10 +1159,27 @@ def test_the_roll_box_names_the_combatant_and_tells_its_giver_you(table: Any) ->
                             "weapon": "longsword"}, token=alice, stage=True)
     assert staged.status_code == 202, staged.text
     mine = fragment(table, alice)
-    assert '<h2 id="roll-h" tabindex="-1">Roll your dice: Attack by Kael Arden</h2>' in mine
+    assert '<h2 id="roll-h" tabindex="-1">Roll your dice: Attack by Kael Arden on Vesh the Cinder-Hand</h2>' in mine
     assert "<p>You gave the command; the table waits for your dice (C29 order):</p>" in mine
-    assert "<p>Alice gave Attack by Kael Arden; Alice rolls next" in fragment(table, table.gm)
+    assert "<p>Alice gave Attack by Kael Arden on Vesh the Cinder-Hand; Alice rolls next" in fragment(table, table.gm)
     assert " by kael" not in mine
+
+
+def test_a_staged_strike_is_headed_by_its_window_and_answer(table: Any) -> None:
+    """C24, physical dice: Alice stages Kael's Interrupt strike on Vesh's attack without its faces; her roll box is
+    headed by the window and her answer, "Interrupt: Strike with Longsword by Kael Arden" (it said "React by Kael
+    Arden", the command's name, where every other screen says Interrupt: a new GM, a tester)."""
+    table.create(dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    for command in ({"command": "roll_initiative", "dice": [6, 1]},
+                    {"command": "engage", "who": "kael", "others": ["vesh"]},
+                    {"command": "end_turn", "who": "kael"},
+                    {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife"}):
+        assert table.command(command).status_code == 201, command
+    staged = table.command({"command": "react", "who": "kael", "weapon": "longsword"}, token=alice, stage=True)
+    assert staged.status_code == 202, staged.text
+    heading = _said(fragment(table, alice), '<h2 id="roll-h"', "</h2>")
+    assert heading == "Roll your dice: Interrupt: Strike with Longsword by Kael Arden", heading
 
 
 def test_the_gms_own_roll_box_tells_the_gm_you(table: Any) -> None:
@@ -1175,7 +1193,8 @@ def test_the_gms_own_roll_box_tells_the_gm_you(table: Any) -> None:
                            stage=True)
     assert staged.status_code == 202, staged.text
     gm = fragment(table, table.gm)
-    assert "<p>You gave Attack for Vesh the Cinder-Hand; the table waits for your dice (C29 order):</p>" in gm, gm
+    assert ("<p>You gave Attack for Vesh the Cinder-Hand on Kael Arden; the table waits for your dice (C29 order):</p>"
+            in gm), gm
     assert _said(gm, '<h2 id="roll-h"', "</h2>") == (
         "Roll your dice: Vesh the Cinder-Hand's hit, Kael Arden's base defense")
     assert "the GM gave" not in gm
@@ -1716,6 +1735,8 @@ class TestInitiativeWords:
         assert _said(fragment(table, table.gm), '<p class="tie" id="rollbox-tie"', "</p>") == (
             "A roll-off is possible: if Brin Hollowmere and Vesh the Cinder-Hand tie for initiative and the AGI bonus "
             "does not part them, each rolls AGI again, the higher goes first (C19).")
+        # said plainly, as what may come (in bold it read as a tie to a new GM: a tester)
+        assert '<span class="maybe">A roll-off is possible' in fragment(table, table.gm)
         assert 'id="rollbox-tie"' not in fragment(table, bob)
         for token, faces in ((bob, [5]), (table.gm, [5])):
             given = table.client.post("/fights/duel/staged", headers=table.auth(token),
@@ -2288,7 +2309,7 @@ def test_a_roll_box_after_a_defense_turns_an_interrupt_says_the_attacks_dice(tab
                           stage=True)
     assert dodge.status_code == 202, dodge.text
     heading = _said(fragment(table, bob), '<h2 id="roll-h"', "</h2>")
-    assert heading == "Roll your dice: Active Defense by Brin Hollowmere"
+    assert heading == "Roll your dice: Active Defense: Dodge by Brin Hollowmere"  # the decision and the answer
     given = table.client.post("/fights/duel/staged", headers=table.auth(bob), json={"id": dodge.json()["id"],
                                                                                     "dice": [8]})
     assert given.status_code == 202 and [r["purpose"] for r in given.json()["rolls"]] == ["hit"], given.text
