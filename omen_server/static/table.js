@@ -452,6 +452,20 @@
             const where = asked.getBoundingClientRect();
             if (where.top < 0 || where.top > window.innerHeight - 80) asked.scrollIntoView({ block: "start" });
           }
+          // this seat's turn newly come, or the fight newly over: the page is brought to where it says so (a
+          // phone left scrolled down at the last answer showed Kael's turn from mid-sentence, the heading and the
+          // target above the fold; the GM's end of the fight showed the last card under the pinned bar: a tester)
+          const yoursNow = !!$(".fight-bar .your-turn", panel);
+          const yoursBefore = !!(before.querySelector && before.querySelector(".fight-bar .your-turn"));
+          if (!typing && !asked && panel.dataset.staged !== "yours" && before.querySelector) {
+            if (yoursNow && !yoursBefore) {
+              const bar = $(".fight-bar", panel); // pinned on a wide screen (always in sight): the turn's commands
+              bringToTop(bar && getComputedStyle(bar).position === "sticky" ? $("#turn-commands", panel) || bar : bar);
+            }
+            else if (panel.dataset.ended === "yes" && before.dataset.ended !== "yes") {
+              bringToTop($("#top-card", panel) || $(".fight-bar", panel));
+            }
+          }
           if (Number(panel.dataset.head) !== head) {
             headBefore = head;
             changedAt = Date.now();
@@ -603,7 +617,12 @@
     // the reader is kept at the decision now open, or else at the fight bar and the top card, not left wherever the
     // shorter page put them (a phone's Decline left the page scrolled into the log: found by a tester).
     function keepAtDecision() {
-      const target = $("#decision") || $(".fight-bar");
+      bringToTop($("#decision") || $(".fight-bar"));
+    }
+
+    // ``target`` brought to the screen's top where it is above it or in its lower half, clear of what is pinned
+    // above it.
+    function bringToTop(target) {
       if (!target) return;
       const top = target.getBoundingClientRect().top;
       // clear of the fight bar pinned above it on a wide screen (its scroll margin: the decision's heading stood

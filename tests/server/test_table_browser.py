@@ -1656,3 +1656,48 @@ def test_an_answer_by_its_key_keeps_the_reader_at_what_follows_and_enter_in_a_li
                 browser.close()
     finally:
         server.stop()
+
+
+def test_a_turn_newly_yours_and_the_end_of_the_fight_are_brought_into_view(tmp_path: Path) -> None:
+    """docs/server.md ("Your turn" heads the page; the end stays on the first screen): Alice's phone, scrolled to
+    its foot after Vesh's turn began, is brought back to "Your turn" once Kael's turn comes (it stayed where it was,
+    Kael's turn showing from mid-sentence: a new GM's player, a tester); the GM's page, scrolled down, is brought to
+    the top card once the fight ends, clear of the pinned fight bar (its headline stood under it: the same tester)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    try:
+        gm_token, alice = _manual_fight(server, "ends", ("kael", "vesh"), "Alice", "kael")
+        status, answer = server.call("POST", "/fights/ends/commands",
+                                     {"command": {"command": "roll_initiative", "dice": [1, 6]}}, token=gm_token)
+        assert status == 201 and answer["options"]["turn"] == "vesh", answer
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.gm_page(browser, f"{origin}/table/ends", gm_token)
+                phone = phone_page(browser, f"{origin}/table/ends#token={alice}")
+                for page in (phone, gm):
+                    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+                    assert page.evaluate("window.scrollY") > 0
+                status, answer = server.call("POST", "/fights/ends/commands",
+                                             {"command": {"command": "end_turn", "who": "vesh"}}, token=gm_token)
+                assert status == 201 and answer["options"]["turn"] == "kael", answer
+                expect(phone.locator(".fight-bar .your-turn")).to_have_text("Your turn")
+                phone.wait_for_function("() => { const r = document.querySelector('.fight-bar')"
+                                        ".getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight / 2; }")
+                gm.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+                status, answer = server.call("POST", "/fights/ends/commands",
+                                             {"command": {"command": "end_fight"}}, token=gm_token)
+                assert status == 201, answer
+                expect(gm.locator(".table-panel")).to_have_attribute("data-ended", "yes")
+                gm.wait_for_function("() => { const card = document.querySelector('#top-card').getBoundingClientRect();"
+                                     " const bar = document.querySelector('.fight-bar').getBoundingClientRect();"
+                                     " return card.top >= bar.bottom - 1 && card.top < innerHeight / 2; }")
+                watch.clean_but(0)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
