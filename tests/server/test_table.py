@@ -1166,16 +1166,10 @@ def test_the_roll_box_names_the_combatant_and_tells_its_giver_you(table: Any) ->
 
 
 def test_a_staged_strike_is_headed_by_its_window_and_answer(table: Any) -> None:
-    """C24, physical dice: Alice stages Kael's Interrupt strike on Vesh's attack without its faces; her roll box is
+    """C24, physical dice: Alice stages Kael's Interrupt strike on Skarn's attack without its faces; her roll box is
     headed by the window and her answer, "Interrupt: Strike with Longsword by Kael Arden" (it said "React by Kael
     Arden", the command's name, where every other screen says Interrupt: a new GM, a tester)."""
-    table.create(dice="manual")
-    alice = _seat(table, "Alice", "kael")
-    for command in ({"command": "roll_initiative", "dice": [6, 1]},
-                    {"command": "engage", "who": "kael", "others": ["vesh"]},
-                    {"command": "end_turn", "who": "kael"},
-                    {"command": "declare_attack", "attacker": "vesh", "target": "kael", "weapon": "knife"}):
-        assert table.command(command).status_code == 201, command
+    alice = skarn_attacks_kael(table, "manual")
     staged = table.command({"command": "react", "who": "kael", "weapon": "longsword"}, token=alice, stage=True)
     assert staged.status_code == 202, staged.text
     heading = _said(fragment(table, alice), '<h2 id="roll-h"', "</h2>")
