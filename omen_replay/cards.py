@@ -74,7 +74,17 @@ from omen_core.state import FightState
 from omen_core.walk import LinesSource, Visitor, Walk, walk
 
 from .explain import Derivations, Explanation, owner_of
-from .narrate import Line, Lowered, Narrator, applied_reason, crit_outcome, hp_unmoved, incoming_said, split_primary
+from .narrate import (
+    Line,
+    Lowered,
+    Narrator,
+    applied_reason,
+    crit_outcome,
+    hp_unmoved,
+    incoming_said,
+    signed_steps,
+    split_primary,
+)
 
 __all__ = ["RollTerm", "Roll", "Verdict", "Mitigation", "DamageLine", "ResourceLine", "ConditionLine", "Card",
            "Note", "CombatantRow", "RoundSummary", "Entry", "Series", "Chart", "CardBuilder", "entries",
@@ -603,12 +613,9 @@ class CardBuilder(Visitor):
 
     def _damage(self, event: DamageResolved, dice: list[Die], lowered: Lowered | None = None,
                 incoming: IncomingDamage | None = None) -> DamageLine:
-        steps, now = [], event.terms.raw
-        for s in event.steps:
-            change = -s.amount if s.step not in ("floor", "incoming") else s.amount
-            steps.append(Mitigation(step=s.step, change=change, after=s.after,
-                                    said=incoming_said(now, incoming) if s.step == "incoming" else ""))
-            now += change
+        steps = [Mitigation(step=s.step, change=change, after=s.after,
+                            said=incoming_said(before, incoming) if s.step == "incoming" else "")
+                 for s, change, before in signed_steps(event)]
         return DamageLine(source=event.source, damage_type=event.damage_type,
                           raw=Roll(name="damage", terms=_damage_terms(event.terms, dice, lowered),
                                    total=event.terms.raw),

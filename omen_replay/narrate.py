@@ -62,6 +62,7 @@ from omen_core.events import (
     InitiativeRolled,
     InitiativeRollOff,
     InitiativeTied,
+    MitigationStep,
     MomentReached,
     Moved,
     MovementDeclared,
@@ -523,12 +524,17 @@ def _steps(e: DamageResolved, incoming: IncomingDamage | None) -> str:
     """The mitigation steps that changed the damage, in order (C13): ``- 2 armor``, ``(floored at 0)``, and the
     incoming-damage step with its multiplier where it has one, ``- 6 incoming (13 x 1/2, rounded down)`` (C34), so
     the line can be checked by hand as explain's can."""
-    words, now = [], e.terms.raw
+    return " ".join(_step(s.step, s.amount, before, incoming) for s, _change, before in signed_steps(e) if s.amount)
+
+
+def signed_steps(e: DamageResolved) -> Iterator[tuple[MitigationStep, int, int]]:
+    """Each mitigation step of a damage (C13) with its change to the damage as explain signs it (a floor and the
+    incoming step add their amount, the others take it off) and the damage before it."""
+    now = e.terms.raw
     for s in e.steps:
-        if s.amount:
-            words.append(_step(s.step, s.amount, now, incoming))
-        now += s.amount if s.step in ("floor", "incoming") else -s.amount
-    return " ".join(words)
+        change = s.amount if s.step in ("floor", "incoming") else -s.amount
+        yield s, change, now
+        now += change
 
 
 def _step(step: str, amount: int, before: int, incoming: IncomingDamage | None) -> str:
