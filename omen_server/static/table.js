@@ -471,6 +471,7 @@
             changedAt = Date.now();
           }
           head = Number(panel.dataset.head);
+          rememberHead(panel);
           // "the table moved on (to #N)" is said of the table at #N: once it has moved past, it is said no more (it
           // stood above later decisions as if it were theirs: a tester)
           const box = $("#message");
@@ -941,6 +942,41 @@
       } catch (_) {
         say(`Copy this link: ${url}`, false);
       }
+    }
+
+    // Every head this page was shown, kept by the browser for this fight (newest first, HEADS_KEPT at most): a
+    // player who did not press Copy at the time may still check the published log against a head her page saw
+    // then (it showed the latest alone: a new GM's player, a tester). Public to the seat: each was sent to it.
+    const HEADS_KEPT = 200;
+    function headsKey() {
+      return `omen-heads:${fight}`;
+    }
+    function rememberHead(panel) {
+      const seen = `${panel.dataset.head}:${panel.dataset.hash}`;
+      let heads = [];
+      try { heads = JSON.parse(localStorage.getItem(headsKey()) || "[]"); } catch (_) { heads = []; }
+      if (!Array.isArray(heads)) heads = [];
+      if (heads[0] !== seen) {
+        heads = [seen, ...heads.filter((h) => h !== seen)].slice(0, HEADS_KEPT);
+        try { localStorage.setItem(headsKey(), JSON.stringify(heads)); } catch (_) { /* storage full or off */ }
+      }
+      const box = $("#heads-seen", panel);
+      const list = box ? $("ol", box) : null;
+      if (!list) return;
+      list.replaceChildren(...heads.map((head) => {
+        const item = document.createElement("li");
+        const code = document.createElement("code");
+        code.textContent = head;
+        const copy = document.createElement("button");
+        copy.type = "button";
+        copy.className = "small copy-head";
+        copy.dataset.text = head;
+        copy.setAttribute("aria-label", `Copy the head ${head.split(":")[0]}`);
+        copy.textContent = "Copy";
+        item.append(code, " ", copy);
+        return item;
+      }));
+      box.hidden = heads.length < 2;
     }
 
     async function copyHead(button) {

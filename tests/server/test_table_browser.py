@@ -1701,3 +1701,29 @@ def test_a_turn_newly_yours_and_the_end_of_the_fight_are_brought_into_view(tmp_p
                 browser.close()
     finally:
         server.stop()
+
+
+def test_the_page_keeps_every_head_it_saw(tmp_path: Path) -> None:
+    """docs/server.md ("The head you saw"): the page keeps each head it was shown, newest first, in the browser for
+    this fight, and lists them once there are two, so that a player who did not press Copy at the time can still
+    check the published log against a head her page saw then (it showed the latest alone: a tester); reloaded, the
+    list is still there."""
+    from playwright.sync_api import expect
+
+    with gm_at(tmp_path, "heads") as at:
+        first = head_of(at.gm)
+        heads = [f"{first}:{at.gm.locator('.table-panel').get_attribute('data-hash')}"]
+        for command in ({"command": "roll_initiative"}, {"command": "end_turn", "who": None}):
+            if command["command"] == "end_turn":
+                command["who"] = at.gm.locator(".table-panel").get_attribute("data-turn")
+            status, answer = at.server.call("POST", "/fights/heads/commands", {"command": command},
+                                            token=at.made["gm_token"])
+            assert status == 201, answer
+            expect(at.gm.locator(".table-panel")).to_have_attribute("data-head", str(answer["head"]["seq"]))
+            heads.insert(0, f"{answer['head']['seq']}:{answer['head']['hash']}")
+        listed = at.gm.locator("#heads-seen ol li code")
+        expect(listed).to_have_text(heads)
+        at.gm.reload()
+        expect(at.gm.locator("#live")).to_have_text("live")
+        expect(at.gm.locator("#heads-seen ol li code")).to_have_text(heads)
+        at.watch.clean_but(0)
