@@ -165,8 +165,20 @@
 
   async function setup(form) {
     const kept = creationToken(form);
+    // one creation at a time: a second press while the first is on its way makes no second fight; once made, the
+    // button says that pressing it again makes another (the form stayed as it was: a new GM, a tester)
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
+      if (form.dataset.creating) return;
+      form.dataset.creating = "yes";
+      try {
+        await create();
+      } finally {
+        delete form.dataset.creating;
+      }
+    });
+
+    async function create() {
       const out = $("#setup-result");
       out.textContent = "Creating the fight...";
       let combatants = [];
@@ -252,8 +264,10 @@
         const none = $("#no-fights");
         if (none) none.remove();
       }
+      const button = $("button[type=submit]", form);
+      if (button) button.textContent = "Create another fight";
       a.focus();
-    });
+    }
   }
 
   // -- the table page -------------------------------------------------------------------------------------------

@@ -1727,3 +1727,30 @@ def test_the_page_keeps_every_head_it_saw(tmp_path: Path) -> None:
         expect(at.gm.locator("#live")).to_have_text("live")
         expect(at.gm.locator("#heads-seen ol li code")).to_have_text(heads)
         at.watch.clean_but(0)
+
+
+def test_a_double_press_on_create_makes_one_fight_and_the_button_says_another_is_next(tmp_path: Path) -> None:
+    """The set-up page: "Create the fight" pressed twice at once makes one fight (a second press while the first is
+    on its way is let be), and once it is made the button says "Create another fight" (the form stayed as it was,
+    so a second press looked as if it would do nothing new: a new GM, a tester)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    watch = Watch(f"http://127.0.0.1:{server.port}")
+    try:
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.setup_page(browser, server)
+                gm.dblclick("text=Create the fight")
+                expect(gm.locator("#gm-link")).to_be_visible()
+                expect(gm.locator("#setup button[type=submit]")).to_have_text("Create another fight")
+                status, listed = server.call("GET", "/fights")
+                assert status == 200 and len(listed["fights"]) == 1, listed
+                expect(gm.locator("#fights li")).to_have_count(1)
+                watch.clean_but(0)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
