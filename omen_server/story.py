@@ -617,7 +617,9 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
         if text and rec.batch in gm_answered:  # the answer's own line, the first of its batch: said the GM's
             gm_answered.discard(rec.batch)
             text += GM_GAVE
-        told = _cancelled(action, reactions, by_action) if kind == "action_cancelled" and action is not None else []
+        cancelling = _cancelling(action, reactions, by_action) if kind == "action_cancelled" and action is not None \
+            else []
+        told = _cancelled(cancelling)
         if action is not None:
             found = by_action.get(action)
             if found is None:
@@ -661,10 +663,10 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             told = [*told, text, f"owed: {owed}"] if text and text != card.headline else [*told, f"owed: {owed}"]
         if told:
             card.lines += told
-            if kind == "action_cancelled" and action is not None:  # what the reactions that cancelled it did is
-                # announced with it (it said "CANCELLED: ..." and no word of the Interrupt's damage: a tester)
-                card.news += [line for reacted, _who, _kind in _cancelling(action, reactions, by_action)
-                              for line in reacted.news if line not in card.news]
+            # what the reactions that cancelled an action did is announced with it (it said "CANCELLED: ..." and
+            # no word of the Interrupt's damage: a tester)
+            card.news += [line for reacted, _who, _kind in cancelling for line in reacted.news
+                          if line not in card.news]
         elif text and text != card.headline:
             card.lines.append(text)
             if kind in _NEWS:
@@ -1025,13 +1027,13 @@ def _ties_by_agi(rolled: Sequence[tuple[str, dict[str, Any]]], still: set[str], 
 _REACTIONS = {"interrupt": "Interrupt", "attack_of_opportunity": "Attack of Opportunity"}
 
 
-def _cancelled(action: int, reactions: Mapping[int, tuple[int, str, str]],
-               by_action: Mapping[int, StoryCard]) -> list[str]:
+def _cancelled(cancelling: list[tuple[StoryCard, str, str]]) -> list[str]:
     """Why an action is cancelled, from the events the seat saw (C24: an Interrupt that hits cancels the Action it
-    answered, which is still spent): each reaction to it that hit, told with its hit and what it did, then the
-    line that says so; none when the seat saw no reaction to it hit (the GM's reason says why then, to the GM)."""
+    answered, which is still spent): each reaction to it that hit (:func:`_cancelling`), told with its hit and what
+    it did, then the line that says so; none when the seat saw no reaction to it hit (the GM's reason says why
+    then, to the GM)."""
     told: list[str] = []
-    for card, who, kind in _cancelling(action, reactions, by_action):
+    for card, who, kind in cancelling:
         what = _REACTIONS.get(kind, kind.replace("_", " "))
         spent = "; its Action is still spent" if kind == "interrupt" else ""
         told += [card.headline, *card.outcome,
