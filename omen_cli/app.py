@@ -180,6 +180,19 @@ class _Guarded(TyperGroup):
             _last_resort(exc)
 
 
+#: What a command a user reaches for by a word of the docs is called (``options()`` is the Python API's: a tester typed
+#: ``omen options``).
+NO_SUCH_COMMAND = {
+    "options": "what a fight offers is 'omen status LOG --all' (every offer; --json, the options document), and "
+               "'omen do LOG --options' after a command",
+    "offers": "what a fight offers is 'omen status LOG --all'",
+    "play": "a fight is played with 'omen do LOG COMMAND', or run from a scenario with 'omen run SCENARIO'",
+    "check": "a log is audited with 'omen verify LOG'",
+    "audit": "a log is audited with 'omen verify LOG'",
+    "state": "a fight's state is 'omen replay LOG' or 'omen status LOG'",
+}
+
+
 def _usage_error(exc: Any, named: str) -> int:
     """A usage error of typer's (a missing argument, an unknown option, a value of the wrong type), as one line
     saying which ``--help`` to read (its context's command, or ``named``); its exit code (2)."""
@@ -193,6 +206,9 @@ def _usage_error(exc: Any, named: str) -> int:
         "Value error, ", "")
     path = context.command_path if context is not None else named
     exit_code: int = exc.exit_code
+    asked = re.fullmatch(r"No such command '(.+)'", message)
+    if asked is not None and asked[1] in NO_SUCH_COMMAND:  # a word the docs use for what another command does
+        message += f": {NO_SUCH_COMMAND[asked[1]]}"
     _tell_error(f"{message} (see '{path} --help')", exit_code, kind="UsageError")
     return exit_code
 

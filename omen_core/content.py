@@ -14,6 +14,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from importlib.resources import files
 from pathlib import Path
@@ -1361,8 +1362,8 @@ def decode_content(data: bytes | str, kind: type[T], *, source: str = "<input>",
             reason += one_of(reason, allowed_values(raw, kind, named))
         reason += _misspelt(reason, _raw_at(raw, named.rpartition(".")[0]))
         words = in_words(reason)
-        raise ContentError(source, named, _content_rule(raw, kind, named, words) + words,
-                           Lines(_text(data), fmt)(named)) from None
+        raise ContentError(source, named, _content_rule(raw, kind, named, words)
+                           + _unknown_field(reason, raw, kind, named) + words, Lines(_text(data), fmt)(named)) from None
 
 
 #: The rule each part of a ruleset configures (docs/content.md, "The ruleset"): the first whose path pattern matches
@@ -1418,6 +1419,53 @@ def _misspelt(reason: str, parent: object) -> str:
         return ""
     close = difflib.get_close_matches(missing["field"], [str(k) for k in parent], n=1)
     return f" (it has `{close[0]}`: did you mean `{missing['field']}`?)" if close else ""
+
+
+def _unknown_field(reason: str, raw: object, kind: object, path: str) -> str:
+    """For a field the object at ``path`` does not take (msgspec's "unknown field"), what it most likely meant
+    (``sumary``: ``summary``; ``defence``: ``defense``) and the fields it takes (a tester: the words named neither),
+    said before msgspec's words (which end with the field, as the path after them does: "did you mean `summary`?
+    (this table takes: id, name, ...): Object contains unknown field `sumary` (at $.abilities.x.sumary)")."""
+    unknown = _UNKNOWN.search(reason)
+    if unknown is None:
+        return ""
+    field = unknown["field"]
+    parent = path.removesuffix("." + field) if path.endswith("." + field) else path
+    fields = allowed_fields(raw, kind, parent)
+    if not fields:
+        return ""
+    close = near(field, fields)
+    takes = ", ".join(fields)
+    return f"did you mean `{close[0]}`? (this table takes: {takes}): " if close else f"this table takes only {takes}: "
+
+
+def allowed_fields(raw: object, kind: object, path: str) -> list[str]:
+    """The fields the object at the named ``path`` of ``raw`` decoded as ``kind`` takes, in their order (a tagged
+    union's member by the tag ``raw`` gives); empty if that is no object of fixed fields."""
+    info: object = msgspec.inspect.type_info(kind)
+    for name, index in _NAMED_STEP.findall(path[1:]):
+        key = json.loads(name) if name.startswith('"') else name
+        info, raw = _step(info, raw, key if name else None, int(index) if index else 0)
+        if info is None:
+            return []
+    return _struct_fields(info, raw)
+
+
+def _struct_fields(info: object, raw: object) -> list[str]:
+    """The field names of the struct type ``info`` stands for (through metadata and unions, a tagged union's
+    member by ``raw``'s tag; the tag field first)."""
+    mi = msgspec.inspect
+    if isinstance(info, mi.Metadata):
+        return _struct_fields(info.type, raw)
+    if isinstance(info, mi.UnionType):
+        structs = [t for t in info.types if isinstance(t, mi.StructType)]
+        tagged = [t for t in structs if t.tag_field is not None and isinstance(raw, dict)
+                  and raw.get(t.tag_field) == t.tag]
+        return _struct_fields((tagged or structs)[0], raw) if len(tagged or structs) == 1 else []
+    if isinstance(info, mi.StructType):
+        tag = [info.tag_field] if info.tag_field is not None else []
+        return [*tag, *(f.encode_name for f in info.fields)]
+    return []
 
 
 def _raw_at(raw: object, path: str) -> object:
@@ -1495,12 +1543,58 @@ def _literal_values(info: object) -> tuple[object, ...]:
 
 def one_of(reason: str, allowed: list[str]) -> str:
     """What to add to ``reason`` (msgspec's "Invalid enum value 'x'") to say what was expected: "; one of: a, b, c",
-    with a "did you mean" for the value given if one is close; nothing if ``allowed`` is empty."""
+    with what the value given most likely meant (:data:`MEANT`, then the values it is part of, then one close in
+    spelling); nothing if ``allowed`` is empty."""
     if not allowed:
         return ""
     given = re.search(r"'(.*)'", reason)
-    close = difflib.get_close_matches(given.group(1), allowed, n=1) if given else []
-    return f"; one of: {', '.join(allowed)}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    return f"; one of: {', '.join(allowed)}" + (_meant(given.group(1), allowed) if given else "")
+
+
+#: What a GM writing a word omen does not take most likely meant, where the closest spelling would mislead (a
+#: tester: ``use = "reaction"`` was told "did you mean 'action'?"): the word, the value it stands for (which must be
+#: one of those allowed for the hint to be given), and how to write it.
+MEANT: dict[str, tuple[str, str]] = {
+    "reaction": ("trigger", 'an ability that answers something is use = "trigger" with a [trigger] table (C38)'),
+    "reactive": ("trigger", 'an ability that answers something is use = "trigger" with a [trigger] table (C38)'),
+    "interrupt": ("trigger", 'an ability that answers something is use = "trigger" with a [trigger] table (C38)'),
+    "attack.hit": ("attack.determined", 'a hit is moment = "attack.determined" with outcome = "hit" (C38)'),
+    "attack.miss": ("attack.determined", 'a miss is moment = "attack.determined" with outcome = "miss" (C38)'),
+    "attack.missed": ("attack.determined", 'a miss is moment = "attack.determined" with outcome = "miss" (C38)'),
+    "attack.crit": ("attack.determined", 'a critical hit is moment = "attack.determined" with outcome = "crit" '
+                                         '(C38)'),
+}
+
+
+def _meant(given: str, allowed: Sequence[str]) -> str:
+    """" (did you mean ...?)" for a value ``given`` that ``allowed`` does not hold: what it stands for
+    (:data:`MEANT`), else the values it is a word of (``ally``: ``ally_of_afflicted``, ``ally_of_target``), else
+    the closest spelling; "" if none is near."""
+    meant = MEANT.get(given.lower())
+    if meant is not None and meant[0] in allowed:
+        return f" ({meant[1]})"
+    parts = [a for a in allowed if given.lower() in re.split(r"[_.]", a.lower())]
+    close = parts[:3] or near(given, allowed)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
+def near(given: str, known: Iterable[str]) -> list[str]:
+    """The one of ``known`` ``given`` most likely misspells: the same but for case (``burning``, ``Burning``), else
+    the closest spelling; none if nothing is close."""
+    names = list(known)
+    same = [k for k in names if k.lower() == given.lower()]
+    if same:
+        return same[:1]
+    lowered = {k.lower(): k for k in names}
+    return [lowered[c] for c in difflib.get_close_matches(given.lower(), list(lowered), n=1)]
+
+
+def known_words(given: str, known: Iterable[str], what: str = "the ruleset knows") -> str:
+    """``the ruleset knows: A, B, C`` and, if ``given`` is close to one, ``; did you mean 'B'?``: for a name a
+    content file gives that its ruleset does not know (a condition, a damage type)."""
+    names = list(known)
+    close = near(given, names)
+    return f"{what}: {', '.join(names)}" + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def non_finite(value: object, path: str = "$") -> tuple[str, str] | None:

@@ -1,4 +1,4 @@
-"""The cost ledger's question: can a combatant pay a cost now, and if not, why (C20, C22, C41).
+"""The cost ledger's question: can a combatant pay a cost now, and if not, why (C20, C22, C36, C37).
 
 What paying takes is :func:`omen_core.state.spend`, the one place a cost's
 arithmetic is done (a ``cost_paid``, a Disengage's and a draw's cost all go
@@ -21,7 +21,7 @@ def shortfall(state: FightState, who: str, cost: Cost) -> str | None:
     left = {"action": state.turn_actions if state.turn == who else 0,
             "movement_action": state.turn_movement if state.turn == who else 0,
             "bonus_action": fighter.bonus_actions, "hp": fighter.hp - 1, "will": fighter.will}
-    rules = {"action": "C20", "movement_action": "C20", "bonus_action": "C22", "hp": "C36", "will": "C41"}
+    rules = {"action": "C20", "movement_action": "C20", "bonus_action": "C22", "hp": "C36", "will": "C37"}
     for resource, amount in cost.entries():
         if amount > left[resource]:
             return (f"{who!r} cannot pay {cost.words()}: {amount_of(resource, max(left[resource], 0))} left to "

@@ -184,11 +184,11 @@ def _check_listed(sheet: CombatantSheet, source: str, where: str, libraries: tup
         shipped = [*(e.id for e in EXTENSIONS if e.listed), *SHIPPED_ABILITIES.abilities]
         near = difflib.get_close_matches(entry, [*own, *shipped], n=3, cutoff=0.75)
         files = [Path(file).name for file, _library in libraries if file]
-        mean = f"did you mean {' or '.join(repr(n) for n in near)}? " if near else ""
+        mean = f"; did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
         theirs = (f"the ids of {', '.join(files)}: {', '.join(own) or 'none'}; " if files
                   else "the scenario lists no ability library (its [fight] abilities); ")
         reason = (f"[C37] {sheet.id}'s abilities list {entry!r}, which no library of the scenario defines and omen "
-                  f"does not ship: {mean}({theirs}shipped: {', '.join(shipped)}; docs/abilities.md)")
+                  f"does not ship{mean} ({theirs}shipped: {', '.join(shipped)}; docs/abilities.md)")
         fmt: Literal["toml", "json"] = "toml" if locate is not None or source.endswith(".toml") else "json"
         raise ScenarioError(source, path, reason, locate(path) if locate is not None else _line(source, path, fmt))
 

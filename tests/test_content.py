@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal
@@ -510,7 +511,8 @@ class TestWhereATableIsWritten:
         text = GRIT + '\n[ability.tough]\nname = "Tough"\n'
         with pytest.raises(ContentError) as info:
             decode_content(text, AbilityLibrary, source="lib.toml", fmt="toml")
-        assert str(info.value).startswith("lib.toml:6: Object contains unknown field `ability`")
+        assert str(info.value).startswith("lib.toml:6: did you mean `abilities`? (this table takes: abilities): "
+                                          "Object contains unknown field `ability`")
         assert (info.value.path, info.value.line) == ("$.ability", 6)
 
     @pytest.mark.parametrize("written, line", [
@@ -526,7 +528,8 @@ class TestWhereATableIsWritten:
         assert text.splitlines()[line - 1].lstrip("[").startswith("skils")
         with pytest.raises(ContentError) as info:
             decode_content(text, CombatantSheet, source="tor.toml", fmt="toml")
-        assert str(info.value).startswith(f"tor.toml:{line}: Object contains unknown field `skils`")
+        assert str(info.value).startswith(f"tor.toml:{line}: ")
+        assert re.search(r": Object contains unknown field `skils` \(at \$(\.features)?\.skils\)$", str(info.value))
         assert info.value.path in ("$.skils", "$.features.skils")
 
     def test_an_unknown_table_under_a_dotted_header_in_a_ruleset(self) -> None:
@@ -644,6 +647,59 @@ class TestWhatWasExpected:
         with pytest.raises(ContentError) as info:
             decode_content(self.LIBRARY.replace(old, new, 1), AbilityLibrary, source="lib.toml", fmt="toml")
         assert (info.value.path, info.value.reason) == (path, expected)
+
+    @pytest.mark.parametrize(("old", "new", "path", "meant"), [
+        ('use = "free"', 'use = "reaction"', "$.abilities.x.use",
+         '(an ability that answers something is use = "trigger" with a [trigger] table (C38))'),
+        ('use = "free"\ntarget = "self"\n', 'use = "trigger"\ntrigger = { moment = "attack.hit", owner = "target" }\n',
+         "$.abilities.x.trigger.moment", '(a hit is moment = "attack.determined" with outcome = "hit" (C38))'),
+        ('use = "free"\ntarget = "self"\n',
+         'use = "trigger"\ntrigger = { moment = "attack.damaged", owner = "ally" }\n', "$.abilities.x.trigger.owner",
+         "(did you mean 'ally_of_afflicted' or 'ally_of_saver' or 'ally_of_target'?)"),
+    ])
+    def test_a_word_a_gm_writes_for_another_is_told_what_it_stands_for(self, old: str, new: str, path: str,
+                                                                      meant: str) -> None:
+        """A word omen does not take whose closest spelling would mislead is told what it stands for (a tester's
+        `use = "reaction"` was asked "did you mean 'action'?", `moment = "attack.hit"` "'attack.rolled'?"); a word
+        that is part of several values names them all (`owner = "ally"` was asked "'caller'?")."""
+        assert old in self.LIBRARY
+        with pytest.raises(ContentError) as info:
+            decode_content(self.LIBRARY.replace(old, new, 1), AbilityLibrary, source="lib.toml", fmt="toml")
+        assert info.value.path == path and info.value.reason.endswith(meant), info.value.reason
+        assert "; one of: " in info.value.reason  # the values it may take are still listed
+
+    @pytest.mark.parametrize(("old", "new", "path", "hint"), [
+        ('name = "X"', 'sumary = "x"\nname = "X"', "$.abilities.x.sumary",
+         "did you mean `summary`? (this table takes: id, name, summary, placeholder, rule, use, applies_to, target, "
+         "within_reach, trigger, when, cost, uses, deferred, effects): "),
+        ('target = "self"\n', 'target = "self"\ncost = { focus = 2 }\n', "$.abilities.x.cost.focus",
+         "this table takes only actions, movement, bonus_actions, hp, will: "),
+        ('to = "actor", flat = 1', 'to = "actor", flat = 1, half = true', "$.abilities.x.effects[0].half",
+         "this table takes only kind, to, dice, flat: "),
+    ])
+    def test_an_unknown_key_is_told_the_one_meant_and_the_keys_taken(self, old: str, new: str, path: str,
+                                                                    hint: str) -> None:
+        """A key an object does not take is refused with the one most likely meant, if one is close, and every key
+        it takes, in their order, before msgspec's words (which end with the key, as the path after them does:
+        docs/content.md, "what was expected"; a tester's `sumary` and `cost = { focus = 2 }` named neither; a
+        `heal` takes no `half`)."""
+        assert old in self.LIBRARY
+        with pytest.raises(ContentError) as info:
+            decode_content(self.LIBRARY.replace(old, new, 1), AbilityLibrary, source="lib.toml", fmt="toml")
+        field = path.rpartition(".")[2]
+        assert (info.value.path, info.value.reason) == (path, f"[C37] {hint}Object contains unknown field `{field}`")
+        assert str(info.value).endswith(f"unknown field `{field}` (at {path})")
+
+    def test_a_rulesets_misspelt_key_is_told_the_one_meant(self) -> None:
+        """A condition's `modifiers = { defence = 2 }` (British spelling) is told `defense` and the three totals a
+        modifier may change (C28)."""
+        with pytest.raises(ContentError) as info:
+            decode_content('name = "h"\n[conditions.Shielded]\nmodifiers = { defence = 2 }\n', Ruleset,
+                           source="r.toml", fmt="toml")
+        assert (info.value.path, info.value.line, info.value.reason) == (
+            "$.conditions.Shielded.modifiers.defence", 3,
+            "[C28] did you mean `defense`? (this table takes: hit, defense, damage): Object contains unknown field "
+            "`defence`")
 
     def test_a_tag_in_a_save_branch_lists_only_what_a_branch_holds(self) -> None:
         """An effect of a save's branch takes the four consequences only: those are the tags listed."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from ..content import ApplyCondition, ClearCondition, Consequence, DealDamage, Heal
+from ..content import ApplyCondition, ClearCondition, Consequence, DealDamage, Heal, known_words
 from ..derive import landing, mitigation_for, will_choice_due
 from ..errors import RuleViolation
 from ..events import (
@@ -49,7 +49,7 @@ def check_consequences(draft: Draft, consequences: Iterable[Consequence], where:
             continue
         elif c.condition not in draft.ruleset.conditions:
             raise RuleViolation("C28", f"unknown condition {c.condition!r} in {where} "
-                                       f"(the ruleset knows: {', '.join(draft.ruleset.conditions)})")
+                                       f"({known_words(c.condition, draft.ruleset.conditions)})")
         elif c.condition == "Dying":  # C28, C36: Dying follows HP, as the GM's apply and clear of it are refused
             done = "applies" if isinstance(c, ApplyCondition) else "clears"
             raise RuleViolation("C36", f"{where} {done} Dying, which follows HP: it is set when HP reaches 0 (C28) and "

@@ -29,6 +29,7 @@ from ..content import (
     Save,
     canonical,
     content_hash,
+    known_words,
 )
 from ..dice import commitment
 from ..errors import RuleViolation, SeedMismatch
@@ -163,18 +164,17 @@ def unknown_names(ruleset: Ruleset, ability: Ability, whose: str) -> tuple[str, 
     types, conditions = ruleset.damage_types, ruleset.conditions
     for place, c, _on_owner in _written_consequences(ability):
         if isinstance(c, DealDamage) and c.damage_type not in types:
-            known = ", ".join([*types.physical, *types.other])
-            return ("C14", f"unknown damage type {c.damage_type!r} in {whose} ({place}) (the ruleset knows: {known})",
-                    f"{place}.damage_type")
+            return ("C14", f"unknown damage type {c.damage_type!r} in {whose} ({place}) "
+                           f"({known_words(c.damage_type, [*types.physical, *types.other])})", f"{place}.damage_type")
         if isinstance(c, (ApplyCondition, ClearCondition)) and c.condition not in conditions:
-            return ("C28", f"unknown condition {c.condition!r} in {whose} ({place}; the ruleset knows: "
-                           f"{', '.join(conditions)})", f"{place}.condition")
+            return ("C28", f"unknown condition {c.condition!r} in {whose} ({place}; "
+                           f"{known_words(c.condition, conditions)})", f"{place}.condition")
     named = [("trigger.condition", ability.trigger.condition)] if ability.trigger is not None else []
     named += [(f"when.{name}[{k}]", condition) for name in ("target_has", "target_lacks", "owner_has", "owner_lacks")
               for k, condition in enumerate(getattr(ability.when, name))]
     for place, condition in named:
         if condition is not None and condition not in conditions:
-            return ("C28", f"unknown condition {condition!r} in {whose} (the ruleset knows: {', '.join(conditions)})",
+            return ("C28", f"unknown condition {condition!r} in {whose} ({known_words(condition, conditions)})",
                     place)
     return None
 
@@ -228,9 +228,8 @@ def check_damage_type(draft: Draft, damage_type: str, where: str, field: str = "
     """Refuse a damage type the ruleset does not list (C14); ``field`` says where it is written."""
     types = draft.ruleset.damage_types
     if damage_type not in types:
-        known = ", ".join([*types.physical, *types.other])
-        raise RuleViolation("C14", f"unknown damage type {damage_type!r} in {where} (the ruleset knows: {known})",
-                            field=field)
+        raise RuleViolation("C14", f"unknown damage type {damage_type!r} in {where} "
+                                   f"({known_words(damage_type, [*types.physical, *types.other])})", field=field)
 
 
 def condition_stacks(draft: Draft, who: str, condition: str, add: int, field: str | None = None) -> tuple[int, int]:
@@ -238,7 +237,7 @@ def condition_stacks(draft: Draft, who: str, condition: str, add: int, field: st
     ``field``: where a command names the condition (the refusal's ``field`` fact), if one does."""
     defs = draft.ruleset.conditions
     if condition not in defs:
-        raise RuleViolation("C28", f"unknown condition {condition!r} (the ruleset knows: {', '.join(defs)})",
+        raise RuleViolation("C28", f"unknown condition {condition!r} ({known_words(condition, defs)})",
                             **({"field": field} if field else {}))
     now = draft.combatant(who).conditions.get(condition, 0)
     after = min(now + add, defs[condition].max_stacks)

@@ -716,6 +716,8 @@ class TestUsageErrors:
         (["simulate", "--replay", "run.json", "abc"],  # the value of two that is wrong (it said --replay: a tester)
          "omen: error: INDEX (of --replay RUN INDEX) must be a whole number, not 'abc'", "omen simulate --help"),
         (["db", "frob"], "No such command 'frob'", "omen db --help"),
+        (["options"], "No such command 'options': what a fight offers is 'omen status LOG --all' (every offer; "
+                      "--json, the options document), and 'omen do LOG --options' after a command", "omen --help"),
         (["fixtures", "check", "--dir"], "Option '--dir' requires an argument", "omen fixtures check --help"),
         (["log", "x.jsonl", "--format", "json"], "Invalid value for '--format': 'json' is not one of 'text', 'md', "
                                                  "'html'", "omen log --help"),

@@ -1355,7 +1355,8 @@ class TestContent:
         ("sheets", 'id = "kael"\nname = "K"\nside = "a"\nhp = 0\n',
          "the pasted sheets:4: Expected `int` >= 1 (at $.hp)"),
         ("sheets", 'id = "kael"\nname = "K"\nside = "a"\nhp = 5\n[attributes]\nSTR = { die = "d8", bonsu = 2 }\n',
-         "the pasted sheets:6: Object contains unknown field `bonsu` (at $.attributes.STR.bonsu)"),
+         "the pasted sheets:6: did you mean `bonus`? (this table takes: die, bonus): Object contains unknown field "
+         "`bonsu` (at $.attributes.STR.bonsu)"),
         ("sheets", '[[combatants]]\nid = "a"\nname = "A"\nside = "x"\nhp = 3\n[combatants.attributes]\n'
                    + _ATTRIBUTES + '[[combatants]]\nid = "b"\nname = "B"\nside = "y"\nhp = "lots"\n',
          "the pasted sheets:16: Expected `int`, got `str` (at $.combatants[1].hp)"),
