@@ -236,14 +236,15 @@ def _passive(ability: Ability, named: bool) -> Extension:
     """A passive ability's rows: terms, pool dice, overrides, rerolls, routing, where damage lands and the attack
     option its ``when`` names, that apply while its ``when`` holds. ``named``: its dice record its name as their
     origin (a shorthand's record none, as the features always did, C37)."""
-    source = _source(ability)
+    source, origin = _source(ability), f"ability:{ability.name}"
 
     def terms_for(total: Total, value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
         def terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
             decl = frame.declaration
-            if not isinstance(decl, AttackDeclared) or not _passive_owners(state, ability, decl, total, named):
-                return ()  # an aura applies once, however many holders stand within reach
-            return (Modifier(source=source, value=value),)
+            holders = _passive_owners(state, ability, decl, total, named) if isinstance(decl, AttackDeclared) else ()
+            if not holders:
+                return ()  # an aura applies once, however many holders stand within reach (the first its owner)
+            return (Modifier(source=source, value=value, origin=origin, owner=holders[0]),)
         return terms
 
     def dice_for(effect: AddDice) -> Callable[[FightState, Frame], tuple[tuple[PoolTag, int], ...]]:
@@ -576,7 +577,7 @@ def _triggered(ability: Ability) -> Extension:
     """A triggered ability's rows: its decision point, and the terms and damage dice its uses add to the attack."""
     trigger = ability.trigger
     assert trigger is not None
-    source = ability.name
+    source, origin = ability.name, f"ability:{ability.name}"
 
     def responders(state: FightState, frame: Frame, moment: Moment) -> tuple[str, ...]:
         return tuple(who for who, why in judged(state, frame, moment) if why is None)
@@ -640,7 +641,8 @@ def _triggered(ability: Ability) -> Extension:
 
     def terms_for(value: int) -> Callable[[FightState, Frame], tuple[Modifier, ...]]:
         def terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
-            return tuple(Modifier(source=source, value=value) for _who in frame.chose(ability.id, USE))
+            return tuple(Modifier(source=source, value=value, origin=origin, owner=who)
+                         for who in frame.chose(ability.id, USE))
         return terms
 
     def dice_for(effect: AddDice) -> Callable[[FightState, Frame], tuple[tuple[PoolTag, int], ...]]:

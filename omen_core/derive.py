@@ -191,7 +191,7 @@ def condition_terms(total: Total, state: FightState, frame: AttackFrame) -> tupl
         return ()
     defs = state.ruleset.conditions
     return tuple(Modifier(source=name if stacks == 1 else f"{name} x{stacks}",
-                          value=getattr(defs[name].modifiers, total) * stacks)
+                          value=getattr(defs[name].modifiers, total) * stacks, origin="condition")
                  for name, stacks in fighter.conditions.items()
                  if stacks and name in defs and getattr(defs[name].modifiers, total))
 

@@ -192,6 +192,12 @@ def validated(command: Command, memo: CommandMemo | None = None) -> Command:
         raise InvalidCommand(tag, path, reason) from None
     except msgspec.DecodeError as exc:  # e.g. a number JSON cannot hold (an infinity is written as null)
         raise InvalidCommand(tag, "$", str(exc)) from None
+    if b'"origin"' in text or b'"owner"' in text:  # perhaps a modifier claiming what made it: the engine's word
+        where = _claimed_origin(checked, "$")
+        if where is not None:
+            raise InvalidCommand(tag, where, "a command's modifier is situational (the GM's word): what made a term "
+                                             "(a condition, an ability) and whose it is are recorded by the engine, "
+                                             "not given; give its source and value alone")
     if digit_run(text):  # 16 digits or more somewhere: perhaps a whole number past every JSON reader's
         where = beyond_whole(msgspec.json.decode(text))
         if where is not None:
@@ -200,6 +206,20 @@ def validated(command: Command, memo: CommandMemo | None = None) -> Command:
     if memo is not None:
         memo.keep(key, checked)
     return checked
+
+
+def _claimed_origin(held: object, path: str) -> str | None:
+    """The path of the first modifier in ``held`` (a command) that gives an ``origin`` or an ``owner``, or None."""
+    if isinstance(held, Modifier):
+        return f"{path}.origin" if held.origin else f"{path}.owner" if held.owner else None
+    if isinstance(held, msgspec.Struct):
+        return next((p for f in held.__struct_fields__ if (p := _claimed_origin(getattr(held, f), f"{path}.{f}"))),
+                    None)
+    if isinstance(held, (tuple, list)):
+        return next((p for i, item in enumerate(held) if (p := _claimed_origin(item, f"{path}[{i}]"))), None)
+    if isinstance(held, dict):
+        return next((p for k, item in held.items() if (p := _claimed_origin(item, f"{path}.{k}"))), None)
+    return None
 
 
 def _recordable(command: Command, batch: Sealed) -> None:

@@ -20,6 +20,7 @@ __all__ = [
     "InvalidArgument",
     "UnknownSeq",
     "NoStore",
+    "KeyReused",
     "RuleViolation",
     "UnknownCombatant",
     "DiceError",

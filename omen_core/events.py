@@ -182,6 +182,8 @@ __all__ = [
     "decode_line",
     "UPCASTERS",
     "upcast",
+    "MODIFIER_ORIGINS",
+    "as_written_by",
     "hash_ok",
     "chain_breaks",
     "verify_chain",
@@ -191,8 +193,12 @@ __all__ = [
 #: The format of the lines written now. Version 1 (issue 1 to 9) lacked ``batch_size`` and ``command_issued``
 #: and called a roll total's ``counter`` ``roll``; version 2 lacked the fields and events C30-C35 added (all
 #: with defaults); version 3 lacked the envelope's ``salt``; version 4 wrote every field, defaults included
-#: (from version 5 a field at its default is left out); :data:`UPCASTERS` read them all.
-SCHEMA_VERSION = 5
+#: (from version 5 a field at its default is left out); version 5 recorded no modifier's ``origin`` or ``owner``
+#: (:class:`~omen_core.parts.Modifier`: a condition's or an ability's term read as situational, a defense's as an
+#: ability's); :data:`UPCASTERS` read them all.
+SCHEMA_VERSION = 6
+#: The first schema version whose modifiers record their ``origin`` and ``owner``.
+MODIFIER_ORIGINS = 6
 GENESIS_HASH = "0" * 64
 #: How many random bytes salt each event's hash (schema version 4): 16, so that no guess of an event's withheld
 #: content can be confirmed against its hash without the salt (2**128 salts to try for each guess).
@@ -545,7 +551,8 @@ class DefenseTotal(Part, frozen=True, kw_only=True):
                else Term("no RES die (C10)", 0, "rule", "no_res_die"),)
         return (*die, *bonus_terms("RES", self.res_bonus, conditions, "res_bonus"),
                 Term("armor", self.armor, "sheet", "armor"),
-                *(Term(m.source, m.value, f"ability:{m.source}", "defense_modifier") for m in self.modifiers))
+                *(Term(m.source, m.value, m.origin or f"ability:{m.source}", "defense_modifier")
+                  for m in self.modifiers))
 
     def terms(self, conditions: int = 0) -> tuple[Term, ...]:
         """The total defense term by term, adding up to ``total``: :meth:`base_terms`, then any Active Defense's."""
@@ -1079,6 +1086,7 @@ Event = (FightStarted | CombatantJoined | CommandIssued | DiceSourceChanged | Di
 EVENT_TYPES: tuple[type[EventBase], ...] = get_args(Event)
 #: One event type, as :meth:`StoredEvent.as_` is asked for it.
 E = TypeVar("E", bound=EventBase)
+M = TypeVar("M", bound=msgspec.Struct)
 
 
 def is_undo_batch(event: Event) -> bool:
@@ -1271,10 +1279,46 @@ def _v4_to_v5(raw: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+def _v5_to_v6(raw: dict[str, Any]) -> dict[str, Any]:
+    """Version 5 to 6: nothing to rename. Version 6 records a modifier's ``origin`` (``condition``,
+    ``ability:<name>``) and ``owner`` where the engine made it; a version-5 modifier has neither, and reads as it
+    did (a hit or damage modifier as situational, a defense modifier as an ability's: docs/events.md)."""
+    return raw
+
+
+def as_written_by(made: M, version: int) -> M:
+    """An event or a part of one (``made`` as the rules decide it now) as an omen writing schema ``version``
+    recorded it: before version 6 (:data:`MODIFIER_ORIGINS`) no modifier recorded its ``origin`` or ``owner``.
+    ``omen verify`` holds a line to what its own version recorded when it decides its command again."""
+    if version >= MODIFIER_ORIGINS:
+        return made
+    data = msgspec.to_builtins(made)
+    if not _drop_origins(data):
+        return made
+    return msgspec.convert(data, type(made))
+
+
+def _drop_origins(value: Any) -> bool:
+    """Drop every modifier's ``origin`` and ``owner`` in ``value`` (builtins), in place; whether one was there. A
+    modifier is an object with a ``source`` and a ``value`` (a die's ``origin``, in an object with a ``pool``, is
+    version 5's own: C39)."""
+    found = False
+    if isinstance(value, dict):
+        if "source" in value and "value" in value and "pool" not in value:
+            found = value.pop("origin", None) is not None
+            found = value.pop("owner", None) is not None or found
+        for item in value.values():
+            found = _drop_origins(item) or found
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found = _drop_origins(item) or found
+    return found
+
+
 #: ``UPCASTERS[v]`` turns a decoded line of schema version ``v`` into one of version ``v + 1``. A line keeps
 #: the ``schema_version`` it was written with (its hash covers it): upcasting changes what it reads as.
 UPCASTERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4,
-                                                                    4: _v4_to_v5}
+                                                                    4: _v4_to_v5, 5: _v5_to_v6}
 
 
 def upcast(raw: dict[str, Any]) -> dict[str, Any]:

@@ -51,11 +51,20 @@ class Die(Part, frozen=True, kw_only=True):
 HALF_ON_SUCCESS = "half (a save's success)"
 
 
-class Modifier(Part, frozen=True, kw_only=True):
-    """A situational or other bonus added to a total, and where it came from."""
+class Modifier(Part, frozen=True, kw_only=True, repr_omit_defaults=True):
+    """A situational or other bonus added to a total, and where it came from: ``source`` in words; ``origin`` what
+    made it when it is not a situational claim or modifier (``condition``, C28; ``ability:<name>``, C37); ``owner``
+    the combatant whose ability it is (a seat is shown its own terms in another's total). Both are recorded by the
+    engine, absent from a line when empty (so every modifier recorded before them keeps its bytes), and not given
+    with a command (a command's modifiers are the GM's situational word)."""
 
     source: str
     value: int
+    origin: Annotated[str, msgspec.Meta(description=(
+        "what made the term when it is not a situational claim or modifier: `condition` (C28) or `ability:<name>` "
+        "(C37); absent: situational"))] = ""
+    owner: Annotated[str, msgspec.Meta(description=(
+        "the combatant whose ability gave the term (absent: none; a seat is shown its own terms)"))] = ""
 
 
 #: Where a term of a total comes from: the dice, the combatant's sheet, its conditions (C28), its weapon or shield,
@@ -88,8 +97,9 @@ def bonus_terms(attribute: str, effective: int, conditions: int = 0, kind: str =
 
 
 def modifier_terms(modifiers: tuple[Modifier, ...], source: TermSource, kind: str) -> tuple[Term, ...]:
-    """Modifiers as terms, each labelled by its own source text."""
-    return tuple(Term(m.source, m.value, source, kind) for m in modifiers)
+    """Modifiers as terms, each labelled by its own source text, from its recorded origin (``condition``,
+    ``ability:<name>``) or, where it records none, ``source``."""
+    return tuple(Term(m.source, m.value, m.origin or source, kind) for m in modifiers)
 
 
 class RollTotal(Part, frozen=True, kw_only=True):

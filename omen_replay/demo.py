@@ -16,7 +16,7 @@ from omen_core.engine import Clock, system_clock
 from omen_core.events import ActiveDefenseWindowOpened
 from omen_core.store import EventStore
 
-__all__ = ["DEMO_SEED", "CINDER_FLASK", "demo_sheet", "run_demo"]
+__all__ = ["DEMO_SEED", "CINDER_FLASK", "demo_sheet", "ember_ford_sheets", "run_demo"]
 
 #: The demo's published seed, so that its output is the same on every machine.
 #: A real table would use ``SeededDice.fresh()`` and reveal the seed afterwards.
@@ -32,6 +32,18 @@ def demo_sheet(name: str) -> CombatantSheet:
     """A sample sheet shipped with omen (``kael`` or ``vesh``)."""
     resource = files("omen_replay") / "data" / f"{name}.toml"
     return decode_content(resource.read_bytes(), CombatantSheet, source=str(resource), fmt="toml")
+
+
+def ember_ford_sheets() -> dict[str, CombatantSheet]:
+    """The four sheets shipped with omen for the Ember Ford (Kael, Brin, Vesh, Skarn), by id: the sheets the table
+    page's set-up offers (``GET /sheets``) and the ember-ford scenario plays, wherever omen is installed."""
+    folder = files("omen_replay") / "data" / "ember-ford" / "sheets"
+    found: dict[str, CombatantSheet] = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            sheet = decode_content(entry.read_bytes(), CombatantSheet, source=str(entry), fmt="toml")
+            found[sheet.id] = sheet
+    return found
 
 
 def _answer_window(fight: Fight, defense: str) -> None:

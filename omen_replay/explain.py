@@ -9,6 +9,7 @@ conditions changed (C28), so a disputed number can be traced to its source.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from types import MappingProxyType
@@ -391,6 +392,7 @@ class Derivations:
         """An explanation of something undone, its last verdict naming the undo that took it back, the seqs it
         took and its reason (the title said "[undone]" alone: a tester); and of dice the seed does not confirm, a
         verdict saying so (a re-sealed log's edited face read beside the term it no longer makes: a tester)."""
+        found = _with_dice_said(found)
         wrong = [d for d in found.dice if d.seed_confirms is False]
         if wrong:
             seqs = ", ".join(dict.fromkeys(str(d.seq) for d in wrong))
@@ -726,6 +728,26 @@ def _dice(recs: Iterable[StoredEvent], seed: bytes | None, by: Mapping[int, str]
                                  seed_confirms=(i not in wrong) if checked else None, origin=die.origin,
                                  rerolled=replaced, rerolled_by=(by or {}).get(rec.seq)))
     return tuple(lines)
+
+
+def _with_dice_said(found: Explanation) -> Explanation:
+    """``found`` with its words on the dice saying, in a fight of seeded dice, how many of its dice were not drawn
+    from the seed (typed by hand, ``[manual]``, or scripted): the seed's word covers the others alone."""
+    drawn = {d.source for d in found.dice}
+    if not found.seed.startswith("seeded dice") or drawn <= {"seeded"}:
+        return found
+    counts = Counter(d.source for d in found.dice if d.source != "seeded")
+    typed = sum(counts.values())
+    how = " and ".join(f"{n} {_NOT_SEEDED.get(source, source)}" for source, n in sorted(counts.items()))
+    whole = ("the die here" if typed == 1 else f"all {typed} dice here") if typed == len(found.dice) \
+        else f"{typed} of the {len(found.dice)} dice here"
+    was, them = ("was", "it") if typed == 1 else ("were", "them")
+    return msgspec.structs.replace(found, seed=f"{found.seed}; {whole} {was} not drawn from the seed ({how}): the "
+                                                f"seed does not check {them}")
+
+
+#: How a die not drawn from the seed came, by its roll's source.
+_NOT_SEEDED = {"manual": "typed by hand [manual]", "scripted": "scripted [scripted]"}
 
 
 def _split(state: FightState, who: str, attribute: str, effective: int) -> tuple[int, str]:
@@ -1175,7 +1197,7 @@ def _damage_parts(event: DamageResolved, *, consequence: bool, incoming: Incomin
                 mitigation]
     dice_label = f"routed die #{t.routed_die} (C12)" if t.routed_die is not None else "primary dice result"
     changed = ("", t.routed_die) in rerolled if t.routed_die is not None else any(p == "primary" for p, _ in rerolled)
-    dice_source = "the hit roll, as rerolled (C39)" if changed else "the hit roll, not re-rolled"
+    dice_source = "the hit roll, as rerolled (C39)" if changed else "the hit roll"
     formula = tuple(x for x in t.terms() if crit or x.kind != "crit_bonus" or x.value)  # no crit: no such term
     if lowered is not None:
         formula = _split_bonus(formula, lowered)

@@ -83,6 +83,7 @@ from omen_core.events import (
     TurnSkipped,
     TurnStarted,
     Undone,
+    as_written_by,
     encode_line,
 )
 from omen_core.machine import Step
@@ -881,9 +882,9 @@ class Audit(Visitor):
                 yield from self._side(seq, opp, state)
                 yield from _compare(seq, "C15", "save outcome", save_succeeds(saver.total, opp.total), success)
             case HitDetermined():
-                yield from self._hit(seq, event, state)
+                yield from self._hit(seq, event, state, rec.schema_version)
             case DamageResolved():
-                yield from self._damage(seq, event, state)
+                yield from self._damage(seq, event, state, rec.schema_version)
             case ResourceChanged():
                 yield from self._resource(seq, event, state)
             case AmbushDifficultySet():
@@ -990,28 +991,31 @@ class Audit(Visitor):
         total = roll_total(side.face, side.attribute_bonus, side.skill_level, (m.value for m in side.modifiers))
         yield from _compare(seq, "roll primitive", f"{side.roller}'s total", total, side.total)
 
-    def _hit(self, seq: int, event: HitDetermined, state: FightState) -> Iterator[Finding]:
-        """Hit total (C5), defense (C10, C11, Active Defense), hit (ties to the defender) and crit (C7)."""
+    def _hit(self, seq: int, event: HitDetermined, state: FightState, version: int) -> Iterator[Finding]:
+        """Hit total (C5), defense (C10, C11, Active Defense), hit (ties to the defender) and crit (C7); the totals
+        as the line's schema ``version`` recorded them (:func:`~omen_core.events.as_written_by`)."""
         frame = state.pending
         if not isinstance(frame, AttackFrame) or frame.hit_roll is None:
             yield Finding(seq=seq, rule="lifecycle", what="a hit determined outside an attack with a hit roll")
             return
         attack, defense, crit = hit_numbers(state, frame)
-        yield from _compare(seq, "C5", "hit total", attack, event.attack)
-        yield from _compare(seq, "C11", "defense", defense, event.defense)
+        yield from _compare(seq, "C5", "hit total", as_written_by(attack, version), event.attack)
+        yield from _compare(seq, "C11", "defense", as_written_by(defense, version), event.defense)
         yield from _compare(seq, "C7", "crit check", crit, event.crit_check)
         yield from _compare(seq, "§Hit Determination", "hit", attack.total > defense.total, event.hit)
         yield from _compare(seq, "C7", "crit", event.hit and crit.exceeds, event.crit)
 
-    def _damage(self, seq: int, event: DamageResolved, state: FightState) -> Iterator[Finding]:
-        """The damage formula (C12) for an attack's own damage, and mitigation (C13) for all damage."""
+    def _damage(self, seq: int, event: DamageResolved, state: FightState, version: int) -> Iterator[Finding]:
+        """The damage formula (C12) for an attack's own damage (as the line's schema ``version`` recorded it), and
+        mitigation (C13) for all damage."""
         frame = state.pending
         if isinstance(frame, AttackFrame) and frame.determination is not None and frame.determination.hit:
             # the attack's own damage is the first its weapon names (an ability answering the hit may deal its own
             # before it, C38; a branch's consequences come after it, C25): that one is C12's formula
             own = frame.weapon.label if frame.weapon is not None else "unarmed"
             if event.source == own and not any(d.source == own for d in frame.damage):
-                yield from _compare(seq, "C12", "damage terms", damage_terms(state, frame), event.terms)
+                yield from _compare(seq, "C12", "damage terms", as_written_by(damage_terms(state, frame), version),
+                                    event.terms)
         t = event.terms
         total = (t.dice + t.primary_bonus + t.crit_bonus + t.weapon_damage + sum(t.ability_dice)
                  + sum(m.value for m in t.modifiers))
@@ -1151,7 +1155,8 @@ def _rule_of(event: Event) -> str:
 def _differences(records: list[StoredEvent], produced: list[Event]) -> Iterator[Finding]:
     """Where a batch differs from what the rules produce for its command: the first differing event, and any
     event missing or extra."""
-    for rec, want in zip(records, produced, strict=False):
+    for rec, made in zip(records, produced, strict=False):
+        want = made if rec.event == made else as_written_by(made, rec.schema_version)  # as the line's own version
         if rec.event == want:  # the same typed values (each side decoded or built through the same types)
             continue
         have = _EVENT_JSON.encode(rec.event)

@@ -79,20 +79,16 @@ from .views import (
     NAMING_FIELDS,
     PLAYER_COMMANDS,
     CombatantView,
-    Dealers,
     HpDisplay,
+    SeatIndex,
     SeenEvent,
     Sight,
     actor_of,
     names_in,
-    participants_of,
     player_may_act,
-    roll_groups_of,
     scrub,
     seat_options,
     seen_event,
-    sight_of,
-    tie_answers_of,
     typed_in,
 )
 
@@ -775,12 +771,7 @@ class Fights:
         self.pokes: dict[str, int] = {}  # bumped when what a seat sees changes without the head moving
         self.appended: dict[str, int] = {}  # the head each fight reached by this process's last append, or heard
         #                                    (PostgreSQL: every process's commits, NOTIFY: see listen_for_commits)
-        self._participants: dict[str, dict[int, tuple[str, ...]]] = {}
-        self._indexed: dict[str, int] = {}
-        self._sheets: dict[str, dict[str, CombatantSheet]] = {}  # every sheet that joined, undone or not
-        self._roll_groups: dict[str, dict[int, tuple[str, ...]]] = {}  # a roll-off die's tie group, by counter
-        self._tie_answers: dict[str, dict[int, tuple[str, ...]]] = {}  # the tie a batch answered, by the batch
-        self._dealers: dict[str, Dealers] = {}  # who dealt each damage an ability answering a decision dealt
+        self._indexes: dict[str, SeatIndex] = {}  # what the views need of each fight's log (views.SeatIndex)
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
         self._seats: dict[str, tuple[Seat, float]] = {}  # by token hash: the seat, and when it was read
@@ -984,25 +975,16 @@ class Fights:
         self.keep.put_settings(fight_id, _ENCODER.encode(settings))
         self.poke(fight_id)
 
-    def participants(self, fight_id: str) -> dict[int, tuple[str, ...]]:
-        """The combatants each action of a fight involves, by the action's seq (kept up to date as it grows;
-        hold the fight's lock)."""
-        index = self._participants.setdefault(fight_id, {})
-        done = self._indexed.get(fight_id, 0)
+    def index(self, fight_id: str) -> SeatIndex:
+        """What the views need of a fight's log (:class:`~omen_server.views.SeatIndex`), kept up to date as it grows
+        (hold the fight's lock)."""
+        index = self._indexes.setdefault(fight_id, SeatIndex())
         version = self.fight(fight_id).version
-        if done < version:
-            for rec in self.store.read(fight_id, done):
+        if index.version < version:
+            for rec in self.store.read(fight_id, index.version):
                 if rec.seq > version:
                     break
-                found = participants_of(rec)
-                if found is not None:
-                    index[found[0]] = found[1]
-                self._roll_groups.setdefault(fight_id, {}).update(roll_groups_of(rec))
-                self._tie_answers.setdefault(fight_id, {}).update(tie_answers_of(rec))
-                if isinstance(rec.event, CombatantJoined):
-                    self._sheets.setdefault(fight_id, {})[rec.event.sheet.id] = rec.event.sheet
-                self._dealers.setdefault(fight_id, Dealers(self._sheets.setdefault(fight_id, {}))).see(rec)
-            self._indexed[fight_id] = version
+                index.see(rec)
         return index
 
     def sight(self, fight_id: str, seat: Seat, fight: Fight | None = None) -> Sight:
@@ -1012,12 +994,8 @@ class Fights:
             if seat.kind == "gm":
                 return Sight(kind="gm")
             settings = self.settings(fight_id)
-            participants = self.participants(fight_id)
-            return sight_of(seat.kind, seat.combatants, fight.state, settings.hidden, settings.hp_display,
-                            participants, self._sheets.get(fight_id, {}), settings.public_effects,
-                            self._roll_groups.get(fight_id, {}),
-                            self._dealers[fight_id].found if fight_id in self._dealers else None,
-                            self._tie_answers.get(fight_id, {}))
+            return self.index(fight_id).sight(seat.kind, seat.combatants, fight.state, settings.hidden,
+                                              settings.hp_display, settings.public_effects)
 
 
 def fights_page(store: EventStore, after: str = "", limit: int = FIGHTS_PAGE) -> FightsPage:

@@ -25,7 +25,7 @@ from omen_core.parts import RollTotal
 from omen_core.rules.ambush import DIFFICULTY_RULES, TIER_WORDS, tier_range
 from omen_core.seats import PLAYER_COMMANDS
 
-from .views import TOLD_REASONS, UNNAMED_DECISION, UNNAMED_EFFECT, SeenEvent
+from .views import MODIFIER_LISTS, TOLD_REASONS, UNNAMED_DECISION, UNNAMED_EFFECT, SeenEvent
 
 __all__ = ["SHIELD", "StoryCard", "story", "top_card", "card_said"]
 
@@ -116,7 +116,7 @@ def _terms_of(total: dict[str, Any]) -> str:
     so that every total the seat sees the terms of says them); "" when the seat sees the total alone."""
     kind = next((t for key, t in _TOTALS if key in total), None)
     if kind is None:
-        return ""
+        return _own_terms(total)
     try:
         part = msgspec.convert({k: v for k, v in total.items() if k not in ("type", "_conditions")}, kind)
     except msgspec.ValidationError:
@@ -130,6 +130,16 @@ def _terms_of(total: dict[str, Any]) -> str:
              for t in terms]
     return " ".join((f"{_signed(v)} " if i else "" if t.kind == "no_res_die" else f"{v} ") + label
                     for i, ((label, v), t) in enumerate(zip(words, terms, strict=True)))
+
+
+def _own_terms(total: dict[str, Any]) -> str:
+    """The terms of another's total the seat is shown, its own abilities' (``of which + 2 Arcane Ward, yours``:
+    omen_server.views shows a seat its own terms in a total whose other terms it may not see, C37); "" if none."""
+    mine = [m for field in MODIFIER_LISTS if isinstance(total.get(field), (list, tuple)) for m in total[field]
+            if isinstance(m, dict) and isinstance(m.get("value"), int)]
+    if not mine:
+        return ""
+    return "of which " + ", ".join(f"{_signed(m['value'])} {m.get('source', '')}" for m in mine) + ", yours"
 
 
 def _hp(value: Any) -> str:

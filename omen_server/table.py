@@ -38,7 +38,7 @@ from litestar.params import FromPath, HeaderParameter, QueryParameter
 
 from omen_core.abilities import USE, trigger_words, uses_left, when_words
 from omen_core.commands import Command
-from omen_core.content import ATTRIBUTES, Ability, ConditionDef, load_sheet
+from omen_core.content import ATTRIBUTES, Ability, ConditionDef
 from omen_core.decisions import deferred_words
 from omen_core.dice import purpose_words
 from omen_core.errors import OmenError
@@ -50,6 +50,7 @@ from omen_core.rules.ambush import TIER_WORDS
 from omen_core.seats import DICE_UNSAID
 from omen_core.state import AttackFrame, FightState, MomentFrame, redoable
 from omen_core.walk import StoreSource, Visitor, walk
+from omen_replay.demo import ember_ford_sheets
 from omen_replay.explain import passed_over
 from omen_replay.render import environment
 
@@ -163,7 +164,6 @@ BOUNDS = _schema_bounds()
 COSTS: dict[str, str] = {"the effect's cost in Actions (action_cost)": "1 Action, or none, as the effect says"}
 LOG_ENTRIES = 80  # the log shows the last LOG_ENTRIES entries (cards, notes, rounds) or seen events
 
-_SHEETS = files("omen_replay") / "data" / "ember-ford" / "sheets"
 _STATIC = files("omen_server") / "static"
 _STATIC_TYPES = {"table.js": "text/javascript", "table.css": "text/css"}
 
@@ -1537,13 +1537,8 @@ def _page(name: str, **context: Any) -> Response[bytes]:
 
 
 def bundled_sheets() -> dict[str, Any]:
-    """The bundled Ember Ford sheets, as JSON values by id."""
-    found: dict[str, Any] = {}
-    for entry in sorted(_SHEETS.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            sheet = load_sheet(str(entry))
-            found[sheet.id] = msgspec.to_builtins(sheet)
-    return found
+    """The bundled Ember Ford sheets (:func:`omen_replay.demo.ember_ford_sheets`), as JSON values by id."""
+    return {who: msgspec.to_builtins(sheet) for who, sheet in ember_ford_sheets().items()}
 
 
 def table_routes(fights: Fights, create_token: bool = False) -> list[Any]:

@@ -43,7 +43,7 @@ every die of an initiative roll-off whose tie a hidden combatant is in (:class:`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -54,6 +54,7 @@ from omen_core.events import (
     DEFERRED_SOURCE,
     AbilityUsed,
     AttackDeclared,
+    CombatantJoined,
     DamageResolved,
     DecisionAnswered,
     InitiativeAgreed,
@@ -71,6 +72,7 @@ from omen_core.seats import (
     PLAYER_COMMANDS,
     CombatantView,
     HpDisplay,
+    SeatKind,
     Sight,
     actor_of,
     combatant_views,
@@ -82,11 +84,12 @@ from omen_core.seats import (
     sight_of,
     typed_in,
 )
+from omen_core.state import FightState
 
 __all__ = ["NAMING_FIELDS", "HpDisplay", "Sight", "SeenEvent", "CombatantView", "EVENT_VIEWS", "PLAYER_COMMANDS",
            "TOLD_REASONS", "TOLD_WHOLE", "seen_event", "named_by", "seat_options", "combatant_views", "hp_band",
            "actor_of", "scrub", "typed_in", "HP_BANDS", "names_in", "sight_of", "participants_of", "roll_groups_of",
-           "tie_answers_of", "Dealers", "UNNAMED_EFFECT", "player_may_act", "staged_command"]
+           "tie_answers_of", "Dealers", "SeatIndex", "UNNAMED_EFFECT", "player_may_act", "staged_command"]
 
 # The seat's sight, options and combatants (everything but the events) are omen_core.seats': the simulator's
 # policies see through the same functions. They are named here too, as the server has always imported them.
@@ -374,20 +377,61 @@ def _attacker_and_target(payload: dict[str, Any], sight: Sight) -> tuple[str, st
     return (who[0], who[1]) if len(who) >= 2 else ("", "")
 
 
+#: The fields of a total that list its modifiers (:class:`omen_core.parts.Modifier`: a situational claim's, a
+#: condition's, an ability's): a hit total's, a defense's, a damage's.
+MODIFIER_LISTS = ("situational", "modifiers")
+
+
+def _owners_unseen(total: Any, sight: Sight) -> Any:
+    """A total as a seat that sees its terms is shown it: each modifier's ``owner`` left out where the seat does
+    not see that combatant (the term names the ability; a hidden ally who used it stays unseen)."""
+    if not isinstance(total, dict):
+        return total
+
+    def unseen(m: Any) -> bool:
+        return isinstance(m, dict) and bool(m.get("owner")) and not sight.sees(str(m["owner"]))
+
+    shown = total
+    for field in MODIFIER_LISTS:
+        mods = total.get(field)
+        if isinstance(mods, (list, tuple)) and any(unseen(m) for m in mods):
+            shown = {**shown, field: [{k: v for k, v in m.items() if k != "owner"} if unseen(m) else m for m in mods]}
+    return shown
+
+
+def _total_alone(total: Any, sight: Sight) -> dict[str, Any]:
+    """What a seat that may not see a total's terms is shown of it: the total, and the terms its own combatants'
+    abilities gave it (an ability of the seat's own raising an ally's defense or lowering a foe's hit, C37)."""
+    if not isinstance(total, dict):
+        return {"total": None}
+    shown: dict[str, Any] = {"total": total.get("total")}
+    for field in MODIFIER_LISTS:
+        mods = total.get(field)
+        mine = [m for m in mods if isinstance(m, dict) and m.get("owner") and sight.owns(str(m["owner"]))] \
+            if isinstance(mods, (list, tuple)) else []
+        if mine:
+            shown[field] = mine
+    return shown
+
+
 def _hit_part(name: str) -> Custom:
     def part(payload: dict[str, Any], sight: Sight) -> Any:
         attacker, target = _attacker_and_target(payload, sight)
         value = payload.get(name)
         if name == "attack":
-            return value if sight.owns(attacker) else {"total": value.get("total") if value else None}
+            return _owners_unseen(value, sight) if sight.owns(attacker) else _total_alone(value, sight)
         if name == "defense":
-            return value if sight.owns(target) else {"total": value.get("total") if value else None}
+            return _owners_unseen(value, sight) if sight.owns(target) else _total_alone(value, sight)
         return value if sight.owns(attacker) and sight.owns(target) else _WITHHELD  # crit_check: both sheets
     return part
 
 
 def _damage_part(name: str) -> Custom:
     def part(payload: dict[str, Any], sight: Sight) -> Any:
+        seen = _damage_seen(payload, sight)
+        return _owners_unseen(seen, sight) if name == "terms" else seen
+
+    def _damage_seen(payload: dict[str, Any], sight: Sight) -> Any:
         if payload.get("action") is None and "target" in payload:  # a condition's damage as it ticks (C40): its
             # source is the condition (public), its terms the afflicted's own roll; a deferred cost's (C41), its
             # owner's: its source names the ability, as the owner's sheet does (C37), "an ability" to other seats
@@ -716,6 +760,55 @@ class Dealers:
                             if w in self.sheets and event.source in _ability_names(self.sheets[w]))
             if who and key not in self.found:
                 self.found[key] = who
+
+
+class SeatIndex:
+    """What the per-seat views need to know of a fight's log beyond its state, read event by event (the one index
+    ``omen serve`` keeps per fight, and a host showing seats their views from Python builds with
+    :meth:`of`): the combatants each action involves (:func:`participants_of`), each roll-off's and save-ends
+    save's group (:func:`roll_groups_of`), the tie each batch answered (:func:`tie_answers_of`), every sheet that
+    joined (an undone join too) and who dealt each damage an ability's answer dealt (:class:`Dealers`).
+    ``version``: the last seq read."""
+
+    def __init__(self) -> None:
+        self.participants: dict[int, tuple[str, ...]] = {}
+        self.roll_groups: dict[int, tuple[str, ...]] = {}
+        self.tie_answers: dict[int, tuple[str, ...]] = {}
+        self.sheets: dict[str, CombatantSheet] = {}
+        self.dealers = Dealers(self.sheets)
+        self.version = 0
+
+    @classmethod
+    def of(cls, records: Iterable[StoredEvent]) -> SeatIndex:
+        """The index of a log's events (``fight.events``, ``store.read(fight_id)``)."""
+        index = cls()
+        for rec in records:
+            index.see(rec)
+        return index
+
+    def see(self, rec: StoredEvent) -> None:
+        """Read one more event (the next after :attr:`version`)."""
+        found = participants_of(rec)
+        if found is not None:
+            self.participants[found[0]] = found[1]
+        self.roll_groups.update(roll_groups_of(rec))
+        self.tie_answers.update(tie_answers_of(rec))
+        if isinstance(rec.event, CombatantJoined):
+            self.sheets[rec.event.sheet.id] = rec.event.sheet
+        self.dealers.see(rec)
+        self.version = rec.seq
+
+    def sight(self, kind: SeatKind, own: Iterable[str], state: FightState, hidden_by_gm: Iterable[str] = (),
+              hp: HpDisplay = "banded", public_effects: Iterable[str] = ()) -> Sight:
+        """The sight of one seat on ``state`` (the fight's state after the events read): its ``kind`` (``gm``,
+        ``player``, ``spectator``), the combatants it plays, the combatants the GM hides, how others' HP shows,
+        and the save effects and abilities whose names the GM made public (docs/server.md, "Seats and what each
+        sees"): what :func:`seen_event`, :func:`omen_core.seats.seat_options` and
+        :func:`omen_core.seats.combatant_views` take."""
+        if kind == "gm":
+            return Sight(kind="gm")
+        return sight_of(kind, own, state, hidden_by_gm, hp, self.participants, self.sheets, public_effects,
+                        self.roll_groups, self.dealers.found, self.tie_answers)
 
 
 def participants_of(rec: StoredEvent) -> tuple[int, tuple[str, ...]] | None:

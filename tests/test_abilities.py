@@ -105,7 +105,10 @@ def test_battle_focus_adds_two_to_hit_a_prone_target_and_names_why() -> None:
     fight.attack("ana", "orc", unarmed=True)
     hit = determined(fight)
     assert hit.attack.total == 8 and hit.hit
-    assert Modifier(source="Battle Focus (target Prone)", value=2) in hit.attack.situational
+    assert Modifier(source="Battle Focus (target Prone)", value=2, origin="ability:Battle Focus",
+                    owner="ana") in hit.attack.situational
+    term = next(t for t in hit.attack.terms() if t.label == "Battle Focus (target Prone)")
+    assert (term.value, term.source) == (2, "ability:Battle Focus")  # not "situational": docs/events.md
     assert fight.state.combatants["orc"].hp == 19
     assert_replays(fight)
 
@@ -159,7 +162,8 @@ def test_commanding_presence_gives_allies_within_reach_one_defense() -> None:
     fight.attack("orc", "ana", unarmed=True)
     hit = determined(fight)
     assert hit.defense.total == 6 and not hit.hit
-    assert Modifier(source="Commanding Presence", value=1) in hit.defense.modifiers
+    assert Modifier(source="Commanding Presence", value=1, origin="ability:Commanding Presence",
+                    owner="cap") in hit.defense.modifiers
     alone = new_fight(captain, sheet("ana"), sheet("orc", side="raiders"), faces=[5, 1, 5])
     alone.attack("orc", "ana", unarmed=True)
     alone.defend("ana", None)
@@ -189,7 +193,8 @@ def test_ambusher_adds_two_damage_to_an_attack_from_hiding() -> None:
     fight.attack("ana", "orc", unarmed=True)
     fight.defend("orc", None)
     dealt = [r.event for r in fight.events if isinstance(r.event, DamageResolved)][-1]
-    assert dealt.terms.raw == 5 and Modifier(source="Ambusher (attacker Unseen)", value=2) in dealt.terms.modifiers
+    assert dealt.terms.raw == 5 and Modifier(source="Ambusher (attacker Unseen)", value=2, origin="ability:Ambusher",
+                                             owner="ana") in dealt.terms.modifiers
     assert not fight.state.combatants["ana"].unseen
 
 
@@ -1074,7 +1079,9 @@ def test_an_ability_that_does_not_hold_together_names_c37() -> None:
 
 @pytest.mark.parametrize(("toml", "said"), [
     ('[abilities.lucky]\nname = "Lucky"\nuse = "passive"\nsumary = "x"\n',
-     "party.toml:4: [C37] Object contains unknown field `sumary` (at $.abilities.lucky.sumary)"),
+     "party.toml:4: [C37] did you mean `summary`? (this table takes: id, name, summary, placeholder, rule, use, "
+     "applies_to, target, within_reach, trigger, when, cost, uses, deferred, effects): Object contains unknown field "
+     "`sumary` (at $.abilities.lucky.sumary)"),
     ('[abilities.spite]\nname = "Spite"\nuse = "trigger"\ncost = { will = "two" }\n',
      "party.toml:4: [C38] Expected `int`, got `str` (at $.abilities.spite.cost.will)"),
     ('[abilities.x]\nname = "X"\nuse = "passive"\ntrigger = { moment = "attack.rolled", owner = "attacker" }\n'
@@ -1454,6 +1461,21 @@ def test_a_trigger_naming_an_unknown_condition_is_refused_at_join() -> None:
         fight.join(having(sheet("ana"), odd))
     assert info.value.rule == "C28" and info.value.facts["field"] == "$.abilities[0].trigger.condition"
     assert fight.events == before
+
+
+@pytest.mark.parametrize(("written", "meant"), [("prone", "Prone"), ("Pronne", "Prone")])
+def test_an_unknown_conditions_near_name_is_asked_for(written: str, meant: str) -> None:
+    """C28: a condition the ruleset does not know, written in another case or misspelt (a tester's `"burning"`),
+    is refused with the ruleset's names and the one it most likely meant, at the join and from the GM's command."""
+    odd = msgspec.structs.replace(PRESS, trigger=Trigger(moment="condition.applied", owner="applier",
+                                                         condition=written))
+    fight = new_fight(faces=[])
+    with pytest.raises(RuleViolation) as info:
+        fight.join(having(sheet("ana"), odd))
+    assert str(info.value).endswith(f"; did you mean {meant!r}?)") and "the ruleset knows: " in str(info.value)
+    with pytest.raises(RuleViolation) as info:
+        fight.apply_condition("orc", written)
+    assert info.value.rule == "C28" and str(info.value).endswith(f"; did you mean {meant!r}?)"), str(info.value)
 
 
 # -- a check resolved (C16, C38) ------------------------------------------------------------------------------------

@@ -135,7 +135,8 @@ def test_a_scenario_with_a_library_file_runs_verifies_and_explains(scenario: Pat
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     seq, shot = [(r["seq"], r["event"]) for r in lines if r["event"]["type"] == "hit_determined"][-1]
     assert shot["attack"]["total"] == 3 and not shot["hit"]
-    assert {"source": "Hunter's Mark (a ranged attack; target Prone)", "value": 1} in shot["attack"]["situational"]
+    assert {"source": "Hunter's Mark (a ranged attack; target Prone)", "value": 1, "origin": "ability:Hunter's Mark",
+            "owner": "ana"} in shot["attack"]["situational"]
     explained = runner.invoke(app, ["explain", str(log), str(seq)])
     assert explained.exit_code == 0, explained.output
     assert "Hunter's Mark (a ranged attack; target Prone)" in explained.output

@@ -493,6 +493,28 @@ class TestValidated:
             validated(bad, memo)
         assert info.value.path == "$.difficulty"
 
+    @pytest.mark.parametrize(("given", "field"), [({"origin": "condition"}, "origin"), ({"owner": "kael"}, "owner"),
+                                                   ({"origin": "ability:Taunt", "owner": "kael"}, "origin")])
+    def test_a_commands_modifier_claiming_what_made_it_is_refused(self, given: dict[str, str], field: str) -> None:
+        """A command's modifiers are the GM's situational word (docs/events.md, "Every total's terms"): one giving
+        an ``origin`` (a condition's, an ability's) or an ``owner`` is refused at its path, nothing written; the
+        same modifier without them is taken."""
+        from omen_core.errors import InvalidCommand
+        from omen_core.parts import Modifier
+
+        fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([4]), combatants=[sheet("kael")])
+        before = list(fight.store.read("f"))
+        claimed = StaticCheck(check=CheckSpec(who="kael", attribute="STR", modifiers=(
+            Modifier(source="slick stones", value=-1), Modifier(source="slick stones", value=-1, **given))),
+            difficulty=5)
+        with pytest.raises(InvalidCommand) as info:
+            fight.execute(claimed)
+        assert info.value.path == f"$.check.modifiers[1].{field}" and "situational" in info.value.reason
+        assert list(fight.store.read("f")) == before
+        fight.execute(StaticCheck(check=CheckSpec(who="kael", attribute="STR", modifiers=(
+            Modifier(source="slick stones", value=-1),)), difficulty=5))
+        assert len(list(fight.store.read("f"))) > len(before)
+
     def test_the_memo_stays_bounded(self) -> None:
         """Past its bound the memo of validated commands is emptied, not grown."""
         from omen_core import engine

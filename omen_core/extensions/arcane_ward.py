@@ -40,7 +40,8 @@ def _terms(state: FightState, frame: Frame) -> tuple[Modifier, ...]:
     """Each ward raised adds to the defense. The term names the ability, not the warder: the defender's seat sees
     its defense's terms, and a warder it does not see must stay unseen (who warded is in the decision's events,
     shown to the seats that see the warder)."""
-    return tuple(Modifier(source="Arcane Ward", value=WARD) for _who in frame.chose(KIND, "ward"))
+    return tuple(Modifier(source="Arcane Ward", value=WARD, origin="ability:Arcane Ward", owner=who)
+                 for who in frame.chose(KIND, "ward"))
 
 
 EXTENSION = Extension(

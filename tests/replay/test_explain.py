@@ -109,7 +109,7 @@ class TestAttack:
         # hit 5 + 6 + (3 - 2) = 12 vs 2 + 1 = 3; crit: FCS 6 + (2 - 2) = 6 vs RES 2 + 1 = 3
         damage = next(p for p in explain(fight.events, declared(fight)).parts if p.name == "damage (axe)")
         assert damage.total == 11 and [(t.label, t.value, t.source) for t in damage.terms] == [
-            ("primary dice result", 5, "the hit roll, not re-rolled"),
+            ("primary dice result", 5, "the hit roll"),
             ("primary bonus", 3, "STR bonus, ash's sheet (C12)"), ("conditions", -2, "Fatigued x2 (C28)"),
             ("crit bonus", 3, "one extra primary bonus on a crit: STR bonus, ash's sheet (C12)"),
             ("crit bonus: conditions", -2, "Fatigued x2 (C28)"), ("Weapon Damage", 4, "axe")]
@@ -258,6 +258,28 @@ class TestSeed:
         assert [d.seed_confirms for d in unknown.dice] == [None]
         assert unknown.seed == "seeded dice, seed not revealed yet: the faces cannot be checked"
 
+
+    def test_dice_typed_by_hand_in_a_seeded_fight_are_said_beside_the_seeds_word(self) -> None:
+        """A seeded fight's check whose face the command carried (manual, as a GM types a physical die): the words
+        on the dice say it was not drawn from the seed, beside "the seed matches its commitment" (which covers the
+        seeded dice alone: a player disputing a roll read it as covering all, a tester); a seeded check's words
+        are the seed's alone."""
+        from omen_core import CheckSpec, MemoryStore, SeededDice
+        from omen_core.decide import StaticCheck
+
+        seed = bytes(range(32))
+        fight = Fight.start(MemoryStore(), "typed", dice=SeededDice(seed), clock=lambda: 0)
+        fight.join(sheet("kael", skills={"Climb": ("STR", 2)}))
+        fight.join(sheet("vesh", side="raiders"))
+        fight.execute(StaticCheck(check=CheckSpec(who="kael", skill="Climb"), difficulty=5, dice=(4,)))
+        typed = explain(fight.events, fight.version, seed=seed)
+        assert [(d.face, d.source, d.seed_confirms) for d in typed.dice] == [(4, "manual", None)]
+        assert typed.seed == ("seeded dice; the seed matches its commitment; the die here was not drawn from the seed "
+                              "(1 typed by hand [manual]): the seed does not check it")
+        fight.static_check(CheckSpec(who="kael", skill="Climb"), 5)
+        drawn = explain(fight.events, fight.version, seed=seed)
+        assert [d.source for d in drawn.dice] == ["seeded"]
+        assert drawn.seed == "seeded dice; the seed matches its commitment"
 
     def test_a_face_the_seed_does_not_confirm_is_said_in_a_verdict(self) -> None:
         """docs/explain.md: Kael's Climb check in a seeded fight whose die's face was edited and the chain re-sealed
@@ -1612,11 +1634,11 @@ class TestADecisionPointNotOffered:
         fight.attack("ana", "orc", unarmed=True)
         (lines,) = self.said(fight)
         assert len(lines) == 1 and lines[0].startswith("Second Try (C37) not offered to ana at attack.rolled ")
-        assert lines[0].endswith("): 'ana' cannot pay 1 Will: 0 Will left to spend (C41)"), lines
+        assert lines[0].endswith("): 'ana' cannot pay 1 Will: 0 Will left to spend (C37)"), lines
         hits = self.fight([6, 6, 1], will=0)  # the cost comes before what it could change (docs/abilities.md)
         hits.attack("ana", "orc", unarmed=True)
         assert [line.rsplit("): ", 1)[1] for line in self.said(hits)[0]] == ["'ana' cannot pay 1 Will: 0 Will left "
-                                                                            "to spend (C41)"]
+                                                                            "to spend (C37)"]
 
     def test_only_the_owners_given_are_told_of(self) -> None:
         """A seat's explanation (``owners``: the server's for a player, its own combatants) says nothing of another's
@@ -1706,7 +1728,7 @@ class TestADecisionPointNotOffered:
         assert explain(fight.events, reached.seq).verdicts == (
             f"Grit (C37) not offered to kael at save.resolved (derived from the state before seq {reached.seq + 1}; "
             "the log records only the decision points that opened): 'kael' cannot pay 1 Will: 0 Will left to spend "
-            "(C41)",
+            "(C37)",
             "vesh answers venom_twist: use (Venom Twist, C37)", "kael takes 3 fire (raw 3, C13)", "kael's HP 20 -> 17")
 
     def test_an_ability_used_on_ones_turn_says_whom_its_condition_passed_over(self) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from omen_core.events import SCHEMA_VERSION
 from omen_replay.fixtures import check, fixture_dirs, orphans, record
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
@@ -263,7 +264,7 @@ def _damage(kind: str, log: Path) -> None:
     elif kind == "torn":
         del lines[-1]
     elif kind == "newer":
-        lines = [line.replace(b'"schema_version":5', b'"schema_version":99') for line in lines]
+        lines = [line.replace(b'"schema_version":%d' % SCHEMA_VERSION, b'"schema_version":99') for line in lines]
     else:
         lines[19:] = [re.sub(rb'"fight_id":"[^"]*"', b'"fight_id":"another"', line) for line in lines[19:]]
     log.write_bytes(b"".join(lines))
@@ -297,7 +298,7 @@ def test_a_recording_the_walk_cannot_replay_is_broken_and_the_others_go_on(tmp_p
     assert result.broken and not result.ok
     assert result.problems[0].startswith(f"{tmp_path / 'fx' / 'bad' / 'fight.jsonl'} cannot ")
     if first is None:
-        assert "schema version 99 is newer than 5: upgrade omen to read it" in result.problems[0]
+        assert f"schema version 99 is newer than {SCHEMA_VERSION}: upgrade omen to read it" in result.problems[0]
     else:
         assert result.problems[1] == first
     run = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(tmp_path / "fx")])

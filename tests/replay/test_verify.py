@@ -1711,3 +1711,33 @@ def test_a_sheet_listing_an_extension_not_installed_here_is_noted(monkeypatch: p
         f"brin's sheet (seq {seq}) lists 'arcane_ward', which neither a shipped ability nor an extension installed "
         "here provides: a fight that used a Python extension verifies only where the same extension is installed "
         "(docs/extensions.md); the findings from this seq on may come from its absence alone",)
+
+
+def test_a_version_5_log_is_held_to_what_version_5_recorded_of_its_modifiers() -> None:
+    """Schema version 6 records a modifier's origin and owner (docs/events.md, "Every total's terms"); a log that
+    version 5 wrote (fixtures/formats/v5-party-abilities: the party-abilities fixture as version 5 recorded it, with
+    Battle Focus's, Steady Aim's, Ambusher's and Commanding Presence's terms) has none, and verifies clean: each
+    command decided again is compared with what its lines' own version recorded. A version-6 line without them,
+    re-sealed, is a finding: there, the rules record them."""
+    from omen_core.events import MODIFIER_ORIGINS, HitDetermined, decode_line
+
+    lines = (Path(__file__).resolve().parents[2] / "fixtures" / "formats" / "v5-party-abilities" / "fight.jsonl"
+             ).read_bytes().splitlines(True)
+    old = verify_lines(lines)
+    assert not old.problems and old.redecided == 47, old.problems
+    log = [decode_line(line) for line in lines]
+    assert {rec.schema_version for rec in log} == {5} and MODIFIER_ORIGINS == SCHEMA_VERSION == 6
+    fight = Fight.start(MemoryStore(), "p", dice=ScriptedDice([1, 1, 6]), clock=lambda: 0)
+    fight.join(msgspec.structs.replace(sheet("ana"), abilities=("battle_focus",)))
+    fight.join(sheet("orc", side="raiders"))
+    fight.apply_condition("orc", "Prone")
+    fight.attack("ana", "orc", unarmed=True)  # C37, C27: + 4 prone target, + 2 Battle Focus
+    hit_at = next(i for i, rec in enumerate(fight.events) if isinstance(rec.event, HitDetermined))
+    hit = fight.events[hit_at].event
+    assert isinstance(hit, HitDetermined) and [(m.origin, m.owner) for m in hit.attack.situational] \
+        == [("", ""), ("ability:Battle Focus", "ana")]
+    assert not verify(fight.events).problems
+    bare = msgspec.structs.replace(hit, attack=msgspec.structs.replace(hit.attack, situational=tuple(
+        msgspec.structs.replace(m, origin="", owner="") for m in hit.attack.situational)))
+    forged = verify(reseal(fight.events, hit_at, bare))
+    assert [f.rule for f in redecided_at(forged, fight.events[hit_at].seq)], forged.problems

@@ -27,6 +27,7 @@ from omen_server.views import (
     EVENT_VIEWS,
     PLAYER_COMMANDS,
     UNNAMED_EFFECT,
+    SeatIndex,
     Sight,
     actor_of,
     combatant_views,
@@ -346,7 +347,8 @@ def test_a_decision_of_a_combatant_a_seat_does_not_see_is_withheld_with_it() -> 
     fight.answer_decision("arcane_ward", "shade", "ward")
     fight.defend("kael", None)  # 8 still beats 3: Kael's own Active Defense window (C8), declined
     hit = next(r.as_(HitDetermined) for r in fight.events if isinstance(r.event, HitDetermined))
-    assert (hit.defense.modifiers, hit.defense.total) == ((Modifier(source="Arcane Ward", value=2),), 3)
+    assert (hit.defense.modifiers, hit.defense.total) == ((Modifier(source="Arcane Ward", value=2,
+                                                                    origin="ability:Arcane Ward", owner="shade"),), 3)
     alice = _sight(fight, own=("kael",), hidden=("shade",))
     decisions = (DecisionOpened, DecisionAnswered, DecisionClosed)
     for rec in fight.events:
@@ -356,6 +358,66 @@ def test_a_decision_of_a_combatant_a_seat_does_not_see_is_withheld_with_it() -> 
         assert "shade" not in msgspec.json.encode(seen).decode(), rec.event
     gm = _sight(fight, kind="gm", own=())
     assert all(seen_event(r, gm).event is not None for r in fight.events if isinstance(r.event, decisions))
+
+
+def test_a_seat_sees_its_own_abilitys_term_in_anothers_total_and_no_other_term() -> None:
+    """An ally's Arcane Ward in Kael's defense (C37, C38: Vesh's 5 + 3 = 8 against Kael's 1 die + 0 RES, + 2 ward =
+    3): the warder's seat, which does not own Kael, is shown the total and its own term alone (the term names its
+    owner, the warder); a seat owning neither sees the total alone; Kael's seat sees every term, the warder named
+    because it sees her, and a line of the story says the warder's term is its own."""
+    from omen_core import ScriptedDice
+    from omen_core.events import HitDetermined
+    from omen_server.story import story
+    from tests.sheets import sheet
+
+    shade = msgspec.structs.replace(sheet("shade"), abilities=("arcane_ward",))
+    fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice([5, 3, 1]), clock=lambda: 0,
+                        combatants=[sheet("kael"), shade, sheet("vesh", side="raiders")])
+    fight.engage("shade", "kael")
+    fight.attack("vesh", "kael", unarmed=True)
+    fight.answer_decision("arcane_ward", "shade", "ward")
+    fight.defend("kael", None)
+    rec = next(r for r in fight.events if isinstance(r.event, HitDetermined))
+    ward = {"source": "Arcane Ward", "value": 2, "origin": "ability:Arcane Ward", "owner": "shade"}
+    warder = seen_event(rec, _sight(fight, own=("shade",)))
+    assert warder.event is not None and warder.event["defense"] == {"total": 3, "modifiers": [ward]}
+    assert "defense" in warder.withheld and warder.salt is None  # shown in part: no salt to check a hash with
+    other = seen_event(rec, _sight(fight, own=("vesh",)))
+    assert other.event is not None and other.event["defense"] == {"total": 3}
+    kael = seen_event(rec, _sight(fight, own=("kael",)))
+    assert kael.event is not None and list(kael.event["defense"]["modifiers"]) == [ward]
+    names = {"kael": "Kael", "shade": "Shade", "vesh": "Vesh"}
+    said = [line for card in story([seen_event(r, _sight(fight, own=("shade",))) for r in fight.events], names)
+            for line in (card.headline, *card.lines)]
+    assert any("against defense 3 (of which + 2 Arcane Ward, yours)" in text for text in said), said
+
+
+@pytest.mark.parametrize("hidden", [(), ("skarn",)])
+def test_a_hosts_seat_index_shows_a_seat_what_the_server_shows_it(hidden: tuple[str, ...]) -> None:
+    """docs/live.md, "Each seat's view from Python": a host that reads a fight's log once with ``SeatIndex.of`` and
+    shows a seat ``seen_event`` of each event under ``index.sight(...)`` shows it exactly what ``omen serve``'s
+    ``GET /events`` shows that seat (Alice, Kael's player, as Skarn attacks Kael: Skarn seen or hidden by the GM),
+    and its options exactly the server's."""
+    from omen_core.walk import StoreSource, replay
+    from tests.server.test_app import Table
+    from tests.server.test_table import skarn_attacks_kael
+
+    table = Table()
+    with table.client:
+        alice = skarn_attacks_kael(table)
+        if hidden:
+            answer = table.client.post("/fights/duel/settings", headers=table.auth(), json={"hide": list(hidden)})
+            assert answer.status_code == 200, answer.text
+        served = table.client.get("/fights/duel/events", headers=table.auth(alice)).json()
+        offered = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]
+    records = list(table.store.read("duel"))
+    index = SeatIndex.of(records)
+    fight = Fight.load(table.store, "duel")
+    sight = index.sight("player", ("kael",), replay(StoreSource(table.store, "duel")), hidden_by_gm=hidden)
+    ours = msgspec.json.decode(msgspec.json.encode([seen_event(r, sight) for r in records]))
+    assert ours == served["events"] and len(ours) == len(records)
+    assert any(e["withheld"] for e in ours)  # something is withheld from Alice: the comparison means something
+    assert msgspec.json.decode(msgspec.json.encode(seat_options(fight.options(), sight))) == offered
 
 
 def test_an_npcs_triggered_ability_is_named_only_to_its_owner_and_where_the_gm_made_it_public() -> None:
