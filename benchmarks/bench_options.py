@@ -46,8 +46,8 @@ class OptionsAtEveryHead(Fight):
     heads = 0
 
     def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False,
-                    physical: Collection[str] = ()) -> list[StoredEvent]:
-        stored = super().execute_all(commands, by, then_roll, physical)
+                    physical: Collection[str] = (), faces_by: Sequence[tuple[str, int]] = ()) -> list[StoredEvent]:
+        stored = super().execute_all(commands, by, then_roll, physical, faces_by)
         start = time.perf_counter()
         self.options()
         OptionsAtEveryHead.spent += time.perf_counter() - start
@@ -107,9 +107,10 @@ def _offers(fights: list[tuple[str, bytes]], cast: list[Any]) -> int:
 
     class Counting(Fight):
         def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False,
-                        physical: Collection[str] = ()) -> list[StoredEvent]:
+                        physical: Collection[str] = (), faces_by: Sequence[tuple[str, int]] = ()
+                        ) -> list[StoredEvent]:
             nonlocal count
-            stored = super().execute_all(commands, by, then_roll, physical)
+            stored = super().execute_all(commands, by, then_roll, physical, faces_by)
             count += len(self.options().offers)
             return stored
 

@@ -94,6 +94,7 @@ from .events import (
     DecisionOpened,
     Encircled,
     Event,
+    FacesGiven,
     InitiativeTied,
     Modifier,
     ReactionWindowOpened,
@@ -298,6 +299,27 @@ def _dice_arg(dice: DiceSource | None) -> DiceSource | None:
     if dice is not None and not all(hasattr(dice, part) for part in ("kind", "faces", "checkpoint", "restore")):
         raise InvalidArgument("dice", _DICE_WORDS + " or None", dice)
     return dice
+
+
+def _typists(commands: Sequence[object], by: str, faces_by: object) -> tuple[FacesGiven, ...]:
+    """``faces_by`` (:meth:`Fight.execute`) as the runs a ``command_issued`` records: none where every face is
+    ``by``'s; :class:`InvalidArgument` unless it is runs ``(who, how many)`` adding up to the faces of a single
+    command."""
+    if isinstance(faces_by, (str, bytes, Mapping)) or not isinstance(faces_by, Sequence):
+        raise InvalidArgument("faces_by", "a sequence of (who, how many faces) runs", faces_by)
+    if not faces_by:
+        return ()
+    runs = []
+    for run in faces_by:
+        if not (isinstance(run, tuple) and len(run) == 2 and isinstance(run[0], str) and type(run[1]) is int
+                and run[1] >= 1):
+            raise InvalidArgument("faces_by", "runs (who, how many faces), each of at least 1 face", run)
+        runs.append(FacesGiven(by=_checked_by(run[0]), faces=run[1]))
+    given = commands[0].dice if len(commands) == 1 and isinstance(commands[0], get_args(Command)) else None
+    if given is None or sum(r.faces for r in runs) != len(given):
+        raise InvalidArgument("faces_by", f"runs adding up to the faces of one command "
+                              f"({len(given) if given is not None else 'none'} given)", faces_by)
+    return () if all(r.by == by for r in runs) else tuple(runs)
 
 
 def _check_command(command: object) -> None:
@@ -525,13 +547,16 @@ class Fight:
         return list(self.store.read(self.fight_id))
 
     def execute(self, command: Command, by: str = "", then_roll: bool = False,
-                physical: Collection[str] = ()) -> list[StoredEvent]:
+                physical: Collection[str] = (), faces_by: Sequence[tuple[str, int]] = ()) -> list[StoredEvent]:
         """Decide ``command`` (given by ``by``, for the record), append its events, and keep the state the
         decision computed; return the stored events. ``then_roll``: the dice after the faces the command carries
         roll from the fight's own source (a player types its own dice in a seeded fight; C29). ``physical``: in a
         seeded fight, the combatants whose dice are physical: their rolls take the command's faces in C29 order
         (too few: :class:`~omen_core.dice.FacesNeeded`, naming those rolls alone), every other roll is the seed's,
         wherever it comes (ignored in a fight whose dice are not seeded: every die of it is typed or scripted).
+        ``faces_by``: who typed the command's faces, as runs ``(who, how many)`` in their order, adding up to
+        them all, where another than ``by`` typed some (a command staged for another seat's dice); recorded in its
+        ``command_issued`` (:class:`InvalidArgument` if the runs do not add up to the faces it carries).
 
         Everything is checked before anything is written: the command's
         arguments exactly as the JSON decoders check them
@@ -540,10 +565,10 @@ class Fight:
         number past 2**53 - 1 (a total made of large numbers: InvalidCommand
         naming the event and the field). A refused command appends nothing.
         """
-        return self.execute_all([command], by, then_roll, physical)
+        return self.execute_all([command], by, then_roll, physical, faces_by)
 
     def execute_all(self, commands: Sequence[Command], by: str = "", then_roll: bool = False,
-                    physical: Collection[str] = ()) -> list[StoredEvent]:
+                    physical: Collection[str] = (), faces_by: Sequence[tuple[str, int]] = ()) -> list[StoredEvent]:
         """Decide several commands one after the other and append all their events at once, atomically: all of
         them or none (each still its own batch). How a fight's set-up is written in one go. An :class:`OmenError`
         one of the commands raises carries that command's index in ``commands`` (``command_index``)."""
@@ -556,6 +581,7 @@ class Fight:
             raise InvalidArgument("physical", "a collection of combatant ids", physical)
         rolled_by = frozenset(physical)
         typed = (lambda request: request.roller in rolled_by) if rolled_by and dice.kind == "seeded" else None
+        typists = _typists(commands, by, faces_by)
         state, stored, drafts = self._state, Sealed(), []
         following: SeededDice | None = None
         try:
@@ -571,6 +597,8 @@ class Fight:
                     dice = following = fresh                          # later dice come from the fresh one
                 checked = validated(command, self.commands)
                 draft = decided(state, checked, dice, _History(self), by, then_roll, typed)
+                if typists and draft.events and isinstance(draft.events[0], CommandIssued):
+                    draft.events[0] = msgspec.structs.replace(draft.events[0], faces_by=typists)
                 batch = self._seal(draft.events, state)
                 _recordable(checked, batch)
                 stored.extend_sealed(batch)

@@ -182,6 +182,7 @@ __all__ = [
     "decode_line",
     "UPCASTERS",
     "upcast",
+    "FacesGiven",
     "MODIFIER_ORIGINS",
     "as_written_by",
     "hash_ok",
@@ -294,15 +295,27 @@ class CombatantJoined(EventBase, frozen=True, kw_only=True):
     sheet_hash: Hex64
 
 
+class FacesGiven(Part, frozen=True, kw_only=True):
+    """A run of a command's faces (``dice``, in C29 order) and who typed them."""
+
+    by: str
+    faces: Annotated[int, msgspec.Meta(ge=1)]
+
+
 class CommandIssued(EventBase, frozen=True, kw_only=True):
     """The command that produced this batch, as it was given (the scenario vocabulary), and who gave it.
 
     The first event of every batch but a set-up one; ``omen verify`` decides
     it again on the state before the batch and requires the same events.
+    ``faces_by``: who typed the faces the command carries, run by run in their
+    order, where not all were typed by ``by`` (a command a player staged whose
+    dice the GM typed: docs/server.md, "Players roll their own dice"); empty
+    otherwise (schema version 6).
     """
 
     command: Command
     by: str = ""
+    faces_by: tuple[FacesGiven, ...] = ()
 
 
 class DiceSourceChanged(EventBase, frozen=True, kw_only=True):

@@ -1819,7 +1819,9 @@ def _command_told(event: CommandIssued, rec: StoredEvent) -> str:
     said = (f"the command {type(event.command).__struct_config__.tag}"
             + (f" {msgspec.json.encode(given).decode()}" if given else "")
             + (f" with {faces} face{'' if faces == 1 else 's'}" if faces else "")
-            + (f", given by {event.by}" if event.by else ""))
+            + (f", given by {event.by}" if event.by else "")
+            + (f"; its faces typed by {', then '.join(f'{r.by} ({r.faces})' for r in event.faces_by)}"
+               if event.faces_by else ""))
     last = rec.batch + rec.batch_size - 1
     wrote = (f"seq {last}" if last == rec.seq + 1 else f"seqs {rec.seq + 1} to {last}") if last > rec.seq else \
         "nothing else"

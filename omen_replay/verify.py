@@ -712,6 +712,16 @@ class Audit(Visitor):
             self.findings.append(Finding(seq=first.seq, rule="re-decision", what=f"this command cannot be decided "
                                          f"again in the state the log leaves before it: {exc!r}"))
             return
+        typists = first.event.faces_by if isinstance(first.event, CommandIssued) else ()
+        if typists and draft.events and isinstance(draft.events[0], CommandIssued):  # who typed the faces: the
+            # record's word, as ``by`` is (the rules decide the same events whoever typed them), but it must
+            # account for every face the command carries
+            draft.events[0] = msgspec.structs.replace(draft.events[0], faces_by=typists)
+            counted = sum(r.faces for r in typists)
+            if counted != len(command.dice or ()):
+                self.findings.append(Finding(seq=first.seq, rule="dice", what=(
+                    f"faces_by says who typed {counted} face(s), but the command carries {len(command.dice or ())}"),
+                    expected=str(len(command.dice or ())), found=str(counted)))
         self.findings.extend(_differences(batch.records, [_recorded_hashes(e, batch.records) for e in draft.events]))
 
     # -- rolls and re-rolls -------------------------------------------------------------------------------------

@@ -1332,11 +1332,12 @@ def refused_while_waiting(fight: Fight, sight: Sight, exc: RuleViolation) -> Rul
 
 
 def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command: Command, by: str,
-                staged: bool = False) -> bytes:
+                staged: bool = False, faces_by: tuple[tuple[str, int], ...] = ()) -> bytes:
     """Execute ``command`` (hold the fight's lock) and answer as ``seat`` sees it: the encoded CommandResult.
     Another process first: a 409, the fight left as it was and caught up at its next use. ``staged``: a staged
     command given again with ``seat``'s dice (the seat that staged it passed the checks of who may give it, which
-    are not the dice-giver's to pass: a player's die for the GM's answer to a decision it is not shown)."""
+    are not the dice-giver's to pass: a player's die for the GM's answer to a decision it is not shown), with
+    ``faces_by``, who typed its faces (the ``command_issued`` records them where another than ``by`` did)."""
     if not staged:
         refuse_player_action_before_rounds(seat, fight, command)
         if seat.kind != "gm" and isinstance(command, AnswerDecision):
@@ -1352,7 +1353,7 @@ def run_command(fights: Fights, fight_id: str, seat: Seat, fight: Fight, command
     # seat's when none are left: docs/server.md, "Physical dice in a seeded fight"); the others' dice are the seed's
     physical = physical_now(fights, fight_id, fight)
     try:
-        stored = fight.execute(command, by=by, then_roll=then_roll, physical=physical)
+        stored = fight.execute(command, by=by, then_roll=then_roll, physical=physical, faces_by=faces_by)
     except RuleViolation as exc:
         raise refused_while_waiting(fight, fights.sight(fight_id, seat, fight), exc) from None
     if fresh is not None and fight.state.seed_commitment == commitment(fresh):

@@ -63,7 +63,8 @@ __all__ = ["Staged", "GiveDice", "already_staged", "stage", "staged_view", "seen
 class Staged(msgspec.Struct, frozen=True, kw_only=True):
     """A command staged for dice, as the keep holds it: the command, the faces given so far (C29 order), the
     version it was staged at, who gave it (``by``, and its seat's name), and the seat whose dice it waits for
-    now (its id, or ``gm``; its name) with the rolls to give."""
+    now (its id, or ``gm``; its name) with the rolls to give; ``faces_by``: who typed the faces so far, as runs
+    (who, how many) in their order (a command's ``command_issued`` records them: :meth:`Fight.execute`)."""
 
     id: str
     command: Command
@@ -74,6 +75,35 @@ class Staged(msgspec.Struct, frozen=True, kw_only=True):
     awaiting_seat: str
     awaiting_name: str
     rolls: tuple[DiceRoll, ...]
+    faces_by: tuple[tuple[str, int], ...] = ()
+
+    def typists(self, seat_by: str = "", more: int = 0) -> tuple[tuple[str, int], ...]:
+        """Who typed the faces so far (those a keep row from before ``faces_by`` holds: the stager's), and then
+        ``more`` faces by ``seat_by``; adjacent runs of one typist joined."""
+        runs = self.faces_by or (((self.by, len(self.faces)),) if self.faces else ())
+        return _joined((*runs, (seat_by, more)) if more else runs)
+
+
+def _joined(runs: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    """Runs of faces (who, how many), adjacent runs of one typist joined."""
+    out: list[tuple[str, int]] = []
+    for who, count in runs:
+        if out and out[-1][0] == who:
+            out[-1] = (who, out[-1][1] + count)
+        else:
+            out.append((who, count))
+    return tuple(out)
+
+
+def _within(runs: tuple[tuple[str, int], ...], n: int) -> tuple[tuple[str, int], ...]:
+    """The runs of the first ``n`` faces."""
+    out, left = [], n
+    for who, count in runs:
+        if left <= 0:
+            break
+        out.append((who, min(count, left)))
+        left -= count
+    return tuple(out)
 
 
 class GiveDice(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -142,7 +172,7 @@ def _opposing_hidden(rolls: list[RollRequest], hidden: frozenset[str]) -> frozen
 
 
 def _next(fights: Fights, fight_id: str, fight: Fight, command: Command, exc: FacesNeeded, faces: tuple[int, ...],
-          at: int, by: str, staged_by: str, staged_id: str) -> Staged:
+          at: int, by: str, staged_by: str, staged_id: str, typists: tuple[tuple[str, int], ...]) -> Staged:
     kept, missing = _missing(exc)
     hidden = hidden_from_players(fight.state, fights.settings(fight_id).hidden)
     hidden_tie = any(r.purpose == "roll_off" and r.roller in hidden for r in [*exc.needed, *exc.then])
@@ -154,7 +184,7 @@ def _next(fights: Fights, fight_id: str, fight: Fight, command: Command, exc: Fa
             break
         rolls.append(dice_roll(roll))
     return Staged(id=staged_id, command=command, faces=faces[:kept], at=at, by=by, staged_by=staged_by,
-                  awaiting_seat=seat_id, awaiting_name=name, rolls=tuple(rolls))
+                  awaiting_seat=seat_id, awaiting_name=name, rolls=tuple(rolls), faces_by=_within(typists, kept))
 
 
 def _accepted(fights: Fights, fight_id: str, staged: Staged, sight: Sight, seat: Seat) -> Response[bytes]:
@@ -173,7 +203,8 @@ def stage(fights: Fights, fight_id: str, fight: Fight, seat: Seat, command: Comm
     given = tuple(command.dice or ())
     plain = msgspec.structs.replace(command, dice=None)
     staged = _next(fights, fight_id, fight, plain, missing, given, fight.version, by,
-                   "the GM" if seat.kind == "gm" else seat.name or "a player", secrets.token_hex(5))
+                   "the GM" if seat.kind == "gm" else seat.name or "a player", secrets.token_hex(5),
+                   ((by, len(given)),) if given else ())
     if not staged.rolls:
         raise missing
     refused = already_staged(fights, fight_id, fight)
@@ -270,13 +301,14 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
             raise NotYourFaces(len(data.dice), [(r.roller, r.purpose, tuple((d.pool, d.sides) for d in r.dice))
                                                 for r in staged.rolls], "$.dice")
         faces = (*staged.faces, *data.dice)
+        typists = staged.typists(by_of(seat), len(data.dice))  # who typed which: the command_issued records it
         request.state.dice_offset = len(staged.faces)  # a face's place in this request's dice, not the command's
         command = msgspec.structs.replace(staged.command, dice=faces)
         try:
-            body = run_command(fights, fight_id, seat, fight, command, staged.by, staged=True)
+            body = run_command(fights, fight_id, seat, fight, command, staged.by, staged=True, faces_by=typists)
         except FacesNeeded as exc:
             after = _next(fights, fight_id, fight, staged.command, exc, faces, staged.at, staged.by,
-                          staged.staged_by, staged.id)
+                          staged.staged_by, staged.id, typists)
             if len(data.dice) < asked or len(after.faces) < len(faces):
                 raise  # short of the faces it was asked for: this seat gives them (the staged command stays)
             # The faces asked for are in: the dice the command rolls next (a hit's damage, the action an Interrupt

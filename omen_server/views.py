@@ -29,6 +29,9 @@ The field rules:
   level are sheet values);
 - ``gm``: free text the engine or the GM wrote (reasons, notes): it may name anything, so only the GM sees it
   (but the reason the GM gives a condition it applies or clears, told in its command: :data:`TOLD_REASONS`);
+- ``with_dice``: who typed a command's faces (``command_issued.faces_by``), withheld with the faces (a command's
+  ``dice``, which no other seat sees: how many each typed would tell of others' dice), so counted as withheld
+  where the command carries faces whether or not it is there, and not where it carries none;
 - a save's effect (``save_called.effect``, ``save_resolved.effect``) is its caller's, as a weapon is its
   wielder's: the caller's seat sees it whole; every other seat (the saver's too) sees what it needs to check its
   own roll (the attributes opposed, whether it is a spell, its cost) and its name as ``a save``, unless the GM
@@ -130,7 +133,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "fight_started": {"ruleset": "public", "ruleset_hash": "public", "dice": "public", "seed_commitment": "public",
                       "title": "public"},
     "combatant_joined": {"sheet": "custom", "sheet_hash": "own:sheet.id"},
-    "command_issued": {"command": "custom", "by": "public"},
+    "command_issued": {"command": "custom", "by": "public", "faces_by": "with_dice"},
     "dice_source_changed": {"before": "public", "after": "public", "reason": "gm"},
     "dice_rolled": {"counter": "public", "purpose": "public", "roller": "name", "dice": "own:roller",
                     "source": "public", "action": "public", "rerolls": "public", "die": "public"},
@@ -589,6 +592,9 @@ def _hidden_if_there(rule: str, payload: dict[str, Any], sight: Sight) -> bool:
     exactly)."""
     if rule in ("gm", "seen_name"):
         return True
+    if rule == "with_dice":  # who typed a command's faces: there only where its faces are (withheld with them)
+        command = payload.get("command")
+        return isinstance(command, dict) and bool(command.get("dice"))
     if rule.startswith(("own:", "hp:")):
         who = _field(rule.partition(":")[2], payload)
         return not (sight.owns(str(who)) or (rule.startswith("hp:") and sight.hp == "exact"))

@@ -515,6 +515,40 @@ class TestValidated:
             Modifier(source="slick stones", value=-1),)), difficulty=5))
         assert len(list(fight.store.read("f"))) > len(before)
 
+    def test_who_typed_a_commands_faces_is_recorded_where_another_did(self) -> None:
+        """``faces_by`` (runs of who typed the command's faces) is recorded in its ``command_issued`` where another
+        than ``by`` typed some, left out where ``by`` typed them all; runs that do not add up to its faces are
+        refused (InvalidArgument), nothing written; a re-sealed log whose runs do not add up is a finding."""
+        from omen_core import ManualDice
+        from omen_core.commands import RollInitiative
+        from omen_core.errors import InvalidArgument
+        from omen_core.events import FacesGiven, seal
+        from omen_replay.verify import verify
+
+        fight = Fight.start(MemoryStore(), "f", dice=ManualDice(), combatants=[sheet("kael"), sheet("vesh")])
+        before = list(fight.events)
+        for runs in ([("gm", 1)], [("gm", 1), ("player:Alice", 2)], [("gm", 0), ("gm", 2)], [("gm", "2")], "gm"):
+            with pytest.raises(InvalidArgument):
+                fight.execute(RollInitiative(dice=(4, 5)), by="player:Alice", faces_by=runs)  # type: ignore[arg-type]
+        assert fight.events == before
+        fight.execute(RollInitiative(dice=(4, 5)), by="player:Alice", faces_by=[("player:Alice", 1), ("gm", 1)])
+        issued = next(r for r in fight.events if isinstance(r.event, CommandIssued))
+        assert isinstance(issued.event, CommandIssued)
+        assert issued.event.faces_by == (FacesGiven(by="player:Alice", faces=1), FacesGiven(by="gm", faces=1))
+        assert not verify(fight.events).problems
+        other = Fight.start(MemoryStore(), "g", dice=ManualDice(), combatants=[sheet("kael"), sheet("vesh")])
+        other.execute(RollInitiative(dice=(4, 5)), by="gm", faces_by=[("gm", 2)])
+        assert all(not r.event.faces_by for r in other.events if isinstance(r.event, CommandIssued))
+        at = fight.events.index(issued)
+        wrong = msgspec.structs.replace(issued.event, faces_by=(FacesGiven(by="gm", faces=3),))
+        log, prev = list(fight.events[:at]), fight.events[at - 1].hash
+        for rec in [msgspec.structs.replace(issued, event=wrong), *fight.events[at + 1:]]:
+            log.append(seal(rec.fight_id, rec.seq, rec.recorded_at, prev, rec.event, rec.batch, rec.batch_size,
+                            rec.salt))
+            prev = log[-1].hash
+        found = [f for f in verify(log).problems if f.seq == issued.seq]
+        assert [f.rule for f in found] == ["dice"] and "who typed 3 face(s)" in found[0].what, found
+
     def test_the_memo_stays_bounded(self) -> None:
         """Past its bound the memo of validated commands is emptied, not grown."""
         from omen_core import engine

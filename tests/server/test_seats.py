@@ -843,7 +843,7 @@ def test_a_players_own_command_and_the_gms_undo_are_shown_and_explained_as_they_
         block = table.command({"command": "answer_active_defense", "defender": "kael", "defense": "block",
                                "dice": [3]}, token=alice)
         first, last = block.json()["events"][0]["seq"], block.json()["events"][-1]["seq"]
-        assert block.json()["events"][0]["withheld"] == ["command"]
+        assert block.json()["events"][0]["withheld"] == ["command", "faces_by"]  # its faces, and who typed them
         refused = table.client.get(f"/fights/duel/explain/{first}", headers=table.auth(alice))
         assert refused.status_code == 403 and refused.json()["detail"] == (
             f"the explanation of seq {first} shows the faces of a command this seat sees but for them (a command's "

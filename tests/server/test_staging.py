@@ -36,11 +36,12 @@ def options(table: Table, token: str) -> dict[str, Any]:
 
 
 def stripped(events: list[dict[str, Any]]) -> list[Any]:
-    """The events without what differs between two runs (time, hashes, who gave the command)."""
+    """The events without what differs between two runs (time, hashes, who gave the command and typed its faces)."""
     out = []
     for e in events:
         body = dict(e["event"] or {})
         body.pop("by", None)
+        body.pop("faces_by", None)
         out.append((e["seq"], e["type"], body))
     return out
 
@@ -107,6 +108,43 @@ def test_a_pass_waits_for_the_gms_hit_dice_then_the_players_defense_die(table: A
     rolled = [(e["event"]["roller"], e["event"]["purpose"]) for e in done.json()["events"]
               if e["type"] == "dice_rolled"]
     assert rolled[:2] == [("vesh", "hit"), ("kael", "base_defense")]
+
+
+def test_who_typed_a_staged_commands_faces_is_recorded_beside_who_gave_it(table: Any) -> None:
+    """Alice's pass staged for dice (as above): the GM types Vesh's hit dice (2), then Alice Kael's base defense
+    die (1). The command is hers (``by``), and its ``command_issued`` records who typed its faces, in order
+    (``faces_by``: a player disputing the hit read that she gave the GM's dice: a tester); verify is clean, explain
+    says it; the GM sees who typed them, Alice's seat not until the log is published (their counts would tell of
+    the dice of combatants it may not see)."""
+    from omen_core.commands import PassReaction
+    from omen_core.events import CommandIssued, FacesGiven
+    from omen_core.walk import StoreSource
+    from omen_replay.explain import explain
+    from omen_replay.verify import verify_store
+
+    assert table.command({"command": "end_turn", "who": "kael"}).status_code == 201
+    assert table.command({"command": "declare_attack", "attacker": "vesh", "target": "kael",
+                          "weapon": "knife"}).status_code == 201
+    assert table.command({"command": "pass_reaction", "who": "kael"}, token=table.alice, stage=True).status_code == 202
+    gm = options(table, table.gm)["staged"]
+    assert table.client.post("/fights/duel/staged", headers=table.auth(),
+                             json={"id": gm["id"], "dice": [6, 6]}).status_code == 202
+    mine = options(table, table.alice)["staged"]
+    done = table.client.post("/fights/duel/staged", headers=table.auth(table.alice),
+                             json={"id": mine["id"], "dice": [1]})
+    assert done.status_code == 201, done.text
+    issued = next(r for r in table.store.read("duel") if isinstance(r.event, CommandIssued)
+                  and isinstance(r.event.command, PassReaction))
+    assert isinstance(issued.event, CommandIssued) and issued.event.by == "player:Alice"
+    assert issued.event.faces_by == (FacesGiven(by="gm", faces=2), FacesGiven(by="player:Alice", faces=1))
+    assert issued.event.command.dice == (6, 6, 1)
+    assert not verify_store(table.store, "duel").problems
+    told = explain(StoreSource(table.store, "duel"), issued.seq).verdicts
+    assert any("given by player:Alice; its faces typed by gm (2), then player:Alice (1)" in v for v in told), told
+    seen = {token: next(e for e in table.client.get("/fights/duel/events", headers=table.auth(token)).json()["events"]
+                        if e["seq"] == issued.seq) for token in (table.gm, table.alice)}
+    assert seen[table.gm]["event"]["faces_by"] == [{"by": "gm", "faces": 2}, {"by": "player:Alice", "faces": 1}]
+    assert "faces_by" not in seen[table.alice]["event"] and "faces_by" in seen[table.alice]["withheld"]
 
 
 def test_without_stage_the_refusal_stands_and_with_it_a_seats_own_dice_are_asked_for(table: Any) -> None:

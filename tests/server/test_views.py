@@ -589,6 +589,29 @@ def test_a_field_a_seat_would_not_be_shown_looks_the_same_there_or_left_out() ->
         assert shown(left_out)[3], "no salt: the seat cannot check a hash that holds what it is not shown"
 
 
+def test_who_typed_a_commands_faces_looks_the_same_to_a_seat_whether_recorded_or_not() -> None:
+    """``command_issued.faces_by`` is withheld with the faces it tells of (a command's ``dice``, no other seat's to
+    see): a player's own command carrying faces shows the same whether or not another typed some (``faces_by``
+    named as withheld either way), and one carrying none keeps its salt (nothing withheld); the GM sees it."""
+    from omen_core.commands import EndTurn, PassReaction
+    from omen_core.events import GENESIS_HASH, CommandIssued, FacesGiven, seal
+
+    fight = _fight()
+    alice = _sight(fight, own=("kael",))
+
+    def shown(event: Any, sight: Sight = alice) -> tuple[Any, ...]:
+        seen = seen_event(seal("duel", fight.version + 1, 0, GENESIS_HASH, event), sight)
+        return seen.event, seen.withheld, seen.salt is None
+
+    typed = CommandIssued(command=PassReaction(who="kael", dice=(6, 6, 1)), by="player:Alice",
+                          faces_by=(FacesGiven(by="gm", faces=2), FacesGiven(by="player:Alice", faces=1)))
+    alone = msgspec.structs.replace(typed, faces_by=())
+    assert shown(typed) == shown(alone) and shown(typed)[1] == ("command", "faces_by") and shown(typed)[2]
+    assert shown(CommandIssued(command=EndTurn(who="kael"), by="player:Alice"))[1:] == ((), False)
+    gm = shown(typed, _sight(fight, kind="gm", own=()))
+    assert gm[0]["faces_by"] == ({"by": "gm", "faces": 2}, {"by": "player:Alice", "faces": 1}) and not gm[1]
+
+
 def test_a_gms_command_for_a_combatant_the_seat_sees_names_it() -> None:
     """docs/server.md: any other command reaches a seat as its name and the combatant it acts for: the GM's
     condition on Kael, with or without a reason, and Vesh leaving the fight name their ``who`` to Kael's player
