@@ -1442,13 +1442,20 @@ def _unknown_field(reason: str, raw: object, kind: object, path: str) -> str:
 def allowed_fields(raw: object, kind: object, path: str) -> list[str]:
     """The fields the object at the named ``path`` of ``raw`` decoded as ``kind`` takes, in their order (a tagged
     union's member by the tag ``raw`` gives); empty if that is no object of fixed fields."""
+    found = _type_at(raw, kind, path)
+    return _struct_fields(*found) if found is not None else []
+
+
+def _type_at(raw: object, kind: object, path: str) -> tuple[object, object] | None:
+    """The type (msgspec.inspect) of the field at the named ``path`` of ``raw`` decoded as ``kind``, and its raw
+    value, stepping through each tagged union by the tag ``raw`` gives; None where the path leaves the type."""
     info: object = msgspec.inspect.type_info(kind)
     for name, index in _NAMED_STEP.findall(path[1:]):
         key = json.loads(name) if name.startswith('"') else name
         info, raw = _step(info, raw, key if name else None, int(index) if index else 0)
         if info is None:
-            return []
-    return _struct_fields(info, raw)
+            return None
+    return info, raw
 
 
 def _struct_fields(info: object, raw: object) -> list[str]:
@@ -1489,13 +1496,8 @@ def allowed_values(raw: object, kind: object, path: str) -> list[str]:
     ``raw`` decoded as ``kind`` may take, sorted, where it takes one of a fixed few (a literal, an enum, or the tag
     of a tagged union: ``effects[0].kind``); empty otherwise. ``raw`` picks the member of a tagged union on the
     way."""
-    info: object = msgspec.inspect.type_info(kind)
-    for name, index in _NAMED_STEP.findall(path[1:]):
-        key = json.loads(name) if name.startswith('"') else name
-        info, raw = _step(info, raw, key if name else None, int(index) if index else 0)
-        if info is None:
-            return []
-    return sorted({str(v) for v in _literal_values(info)})
+    found = _type_at(raw, kind, path)
+    return sorted({str(v) for v in _literal_values(found[0])}) if found is not None else []
 
 
 def _step(info: object, raw: object, name: str | None, index: int) -> tuple[object, object]:

@@ -330,13 +330,10 @@ def test_a_player_sees_every_term_of_its_own_roll_the_gms_modifiers_and_their_so
                                                                                  "total": own["total"]}
 
 
-def test_a_decision_of_a_combatant_a_seat_does_not_see_is_withheld_with_it() -> None:
-    """A hidden ally's Arcane Ward (C38): when Vesh's hit (5 + 3 = 8) would beat Kael's base defense (1), the hidden
-    Shade is asked and wards (+2, C11: defense 3; Kael declines his Active Defense). Kael's player sees its defense
-    with an "Arcane Ward" term, but no decision event, and the hidden one's id nowhere in what it receives; the GM
-    sees it all."""
+def _warded() -> Fight:
+    """Vesh's unarmed hit (5 + 3 = 8) on Kael (base defense 1 + 0 RES), Shade beside Kael warding him (+2, C11, C38:
+    defense 3), Kael declining his Active Defense (C8): the hit stands, 8 against 3."""
     from omen_core import ScriptedDice
-    from omen_core.events import DecisionAnswered, DecisionClosed, DecisionOpened, HitDetermined
     from tests.sheets import sheet
 
     shade = msgspec.structs.replace(sheet("shade"), abilities=("arcane_ward",))
@@ -345,7 +342,18 @@ def test_a_decision_of_a_combatant_a_seat_does_not_see_is_withheld_with_it() -> 
     fight.engage("shade", "kael")
     fight.attack("vesh", "kael", unarmed=True)
     fight.answer_decision("arcane_ward", "shade", "ward")
-    fight.defend("kael", None)  # 8 still beats 3: Kael's own Active Defense window (C8), declined
+    fight.defend("kael", None)
+    return fight
+
+
+def test_a_decision_of_a_combatant_a_seat_does_not_see_is_withheld_with_it() -> None:
+    """A hidden ally's Arcane Ward (C38): when Vesh's hit (5 + 3 = 8) would beat Kael's base defense (1), the hidden
+    Shade is asked and wards (+2, C11: defense 3; Kael declines his Active Defense). Kael's player sees its defense
+    with an "Arcane Ward" term, but no decision event, and the hidden one's id nowhere in what it receives; the GM
+    sees it all."""
+    from omen_core.events import DecisionAnswered, DecisionClosed, DecisionOpened, HitDetermined
+
+    fight = _warded()
     hit = next(r.as_(HitDetermined) for r in fight.events if isinstance(r.event, HitDetermined))
     assert (hit.defense.modifiers, hit.defense.total) == ((Modifier(source="Arcane Ward", value=2,
                                                                     origin="ability:Arcane Ward", owner="shade"),), 3)
@@ -365,18 +373,10 @@ def test_a_seat_sees_its_own_abilitys_term_in_anothers_total_and_no_other_term()
     3): the warder's seat, which does not own Kael, is shown the total and its own term alone (the term names its
     owner, the warder); a seat owning neither sees the total alone; Kael's seat sees every term, the warder named
     because it sees her, and a line of the story says the warder's term is its own."""
-    from omen_core import ScriptedDice
     from omen_core.events import HitDetermined
     from omen_server.story import story
-    from tests.sheets import sheet
 
-    shade = msgspec.structs.replace(sheet("shade"), abilities=("arcane_ward",))
-    fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice([5, 3, 1]), clock=lambda: 0,
-                        combatants=[sheet("kael"), shade, sheet("vesh", side="raiders")])
-    fight.engage("shade", "kael")
-    fight.attack("vesh", "kael", unarmed=True)
-    fight.answer_decision("arcane_ward", "shade", "ward")
-    fight.defend("kael", None)
+    fight = _warded()
     rec = next(r for r in fight.events if isinstance(r.event, HitDetermined))
     ward = {"source": "Arcane Ward", "value": 2, "origin": "ability:Arcane Ward", "owner": "shade"}
     warder = seen_event(rec, _sight(fight, own=("shade",)))
