@@ -15,7 +15,7 @@ AnswerActiveDefense(dice=None, idempotency_key=None, defender='kael', defense='b
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Literal
 
 import msgspec
@@ -29,6 +29,7 @@ from .rules.ambush import TimeWaited
 from .rules.attack import ActiveDefense
 
 __all__ = [
+    "first_field",
     "Face",
     "CommandBase",
     "CheckSpec",
@@ -425,3 +426,20 @@ def command_from(data: Mapping[str, object] | bytes | bytearray | memoryview | s
     except (msgspec.DecodeError, TypeError, ValueError, UnicodeError, OverflowError) as exc:
         raise InvalidCommand(name, "$", f"not a command as JSON holds one: {exc}") from None
     return command
+
+
+def first_field(held: object, found: Callable[[object], str | None], path: str = "$") -> str | None:
+    """The path of the first part of ``held`` (a command, in its fields' order: its structs, lists and mappings'
+    values) that ``found`` recognizes, ``found``'s answer appended (``""``: the part itself; ``".origin"``: a field
+    of it); None if none is. One walk for every refusal that names a command's field."""
+    said = found(held)
+    if said is not None:
+        return path + said
+    if isinstance(held, msgspec.Struct):
+        return next((p for f in held.__struct_fields__ if (p := first_field(getattr(held, f), found, f"{path}.{f}"))),
+                    None)
+    if isinstance(held, (tuple, list)):
+        return next((p for i, item in enumerate(held) if (p := first_field(item, found, f"{path}[{i}]"))), None)
+    if isinstance(held, Mapping):
+        return next((p for k, item in held.items() if (p := first_field(item, found, f"{path}.{k}"))), None)
+    return None

@@ -24,6 +24,7 @@ from typing import Any, TypeVar, get_args
 
 import msgspec
 
+from .commands import first_field
 from .content import (
     SHIPPED_ABILITIES,
     Branches,
@@ -194,7 +195,7 @@ def validated(command: Command, memo: CommandMemo | None = None) -> Command:
     except msgspec.DecodeError as exc:  # e.g. a number JSON cannot hold (an infinity is written as null)
         raise InvalidCommand(tag, "$", str(exc)) from None
     if b'"origin"' in text or b'"owner"' in text:  # perhaps a modifier claiming what made it: the engine's word
-        where = _claimed_origin(checked, "$")
+        where = first_field(checked, _claimed_origin)
         if where is not None:
             raise InvalidCommand(tag, where, "a command's modifier is situational (the GM's word): what made a term "
                                              "(a condition, an ability) and whose it is are recorded by the engine, "
@@ -209,17 +210,10 @@ def validated(command: Command, memo: CommandMemo | None = None) -> Command:
     return checked
 
 
-def _claimed_origin(held: object, path: str) -> str | None:
-    """The path of the first modifier in ``held`` (a command) that gives an ``origin`` or an ``owner``, or None."""
+def _claimed_origin(held: object) -> str | None:
+    """For a modifier of a command that gives an ``origin`` or an ``owner`` (the engine's to record), that field."""
     if isinstance(held, Modifier):
-        return f"{path}.origin" if held.origin else f"{path}.owner" if held.owner else None
-    if isinstance(held, msgspec.Struct):
-        return next((p for f in held.__struct_fields__ if (p := _claimed_origin(getattr(held, f), f"{path}.{f}"))),
-                    None)
-    if isinstance(held, (tuple, list)):
-        return next((p for i, item in enumerate(held) if (p := _claimed_origin(item, f"{path}[{i}]"))), None)
-    if isinstance(held, dict):
-        return next((p for k, item in held.items() if (p := _claimed_origin(item, f"{path}.{k}"))), None)
+        return ".origin" if held.origin else ".owner" if held.owner else None
     return None
 
 

@@ -52,6 +52,7 @@ from ..commands import (
     StaticCheck,
     Undo,
     UseAbility,
+    first_field,
 )
 from ..content import DealDamage
 from ..decisions import REACTION_STEPS, point_at, waiting_point
@@ -608,15 +609,7 @@ def decided(state: FightState, command: Command, dice: DiceSource, history: Hist
 def field_holding(command: Command, value: str) -> str | None:
     """The path of the first field of ``command`` holding ``value`` (``$.who``, ``$.others[1]``,
     ``$.initiator.who``), in the command's field order; None if none does."""
-    def find(held: object, path: str) -> str | None:
-        if isinstance(held, str):
-            return path if held == value else None
-        if isinstance(held, msgspec.Struct):
-            return next((p for f in held.__struct_fields__ if (p := find(getattr(held, f), f"{path}.{f}"))), None)
-        if isinstance(held, (tuple, list)):
-            return next((p for i, item in enumerate(held) if (p := find(item, f"{path}[{i}]"))), None)
-        return None
-    return find(command, "$")
+    return first_field(command, lambda held: "" if isinstance(held, str) and held == value else None)
 
 
 def _decided_command(state: FightState, command: Command, dice: DiceSource, history: History | None, by: str,
