@@ -27,6 +27,7 @@ from .show import print_options, print_state, print_where
 
 if TYPE_CHECKING:
     from omen_core.commands import Command
+    from omen_core.errors import DiceError
 
 __all__ = ["status", "do_cmd", "undo", "redo", "MAX_COMMAND_BYTES"]
 
@@ -403,24 +404,26 @@ def _placed(refused: Any, parsed: Command, command: str | None, file: Path | Non
     return placed_refusal(refused, source, text, fmt) or refused
 
 
-def _at_dice(refused: Exception, parsed: Command, command: str | None, file: Path | None,
-             words: str | None = None) -> Exception:
+def _at_dice(refused: DiceError, parsed: Command, command: str | None, file: Path | None,
+             words: str | None = None) -> DiceError:
     """Too few or too many faces for the dice a command rolls, or a face its die cannot show, named at its ``dice``
-    (a face: at its own place, ``$.dice[2]``) where the command is written (``roll.json:3: ... (at $.dice)``), as
-    the server names ``$.command.dice``, in ``words`` (by default the refusal's own); a command given without faces
-    (a manual fight's), as it is, in ``words`` if given (its kind and rule kept: ``--json`` says ``FacesNeeded``,
-    C29)."""
-    from omen_core.errors import ContentError, InvalidDieFace
+    (a face: at its own place, ``$.dice[2]``) where the command is written (``roll.json:3: ... (at $.dice)``; a
+    command carrying no ``dice``: at the line naming the command), as the server names ``$.command.dice``, in
+    ``words`` (by default the refusal's own), its kind and rule kept (``--json`` says ``FacesNeeded``, C29); as it
+    is if the file it came from is gone since."""
+    from omen_core.errors import InvalidDieFace
     from omen_core.locate import Lines
 
-    written = _written(command, file) if parsed.dice is not None else None
+    written = _written(command, file)
     if written is None:
         if words is not None:
             refused.args = (words,)
         return refused
     source, text, fmt = written
     at = f"$.dice[{refused.index}]" if isinstance(refused, InvalidDieFace) and refused.index is not None else "$.dice"
-    return ContentError(source, at, words or str(refused), Lines(text, fmt)(at))
+    lines = Lines(text, fmt)
+    return refused.placed(source, at, lines(at) if parsed.dice is not None else lines("$.command"), words)
+
 
 
 def _recorded_by(issued: Any, by: str) -> str:

@@ -152,7 +152,25 @@ class UnknownCombatant(RuleViolation):
 
 
 class DiceError(OmenError):
-    """Something is wrong with the dice supplied for a roll."""
+    """Something is wrong with the dice supplied for a roll. Where the command is written (``omen do``'s argument
+    or file), :meth:`placed` names its ``source``, ``line`` and the ``path`` of its faces (``$.dice``, a face's
+    ``$.dice[2]``), its kind kept (``FacesNeeded`` in ``--json``, as docs/live.md says)."""
+
+    source: str | None = None
+    path: str | None = None
+    line: int | None = None
+
+    def unplaced(self) -> str:
+        """What is wrong, in words that name no place (the place is said once, by :meth:`placed`)."""
+        return str(self)
+
+    def placed(self, source: str, path: str, line: int | None, words: str | None = None) -> DiceError:
+        """This refusal named where it is written: ``source:line: words (at path)`` (``words``: by default
+        :meth:`unplaced`), with the ``source``, ``path`` and ``line`` the CLI's ``--json`` reports."""
+        self.source, self.path, self.line = source, path, line
+        where = f"{source}:{line}" if line else source
+        self.args = (f"{where}: {words if words is not None else self.unplaced()} (at {path})",)
+        return self
 
 
 class InvalidDieFace(DiceError, BadInput):
@@ -164,6 +182,11 @@ class InvalidDieFace(DiceError, BadInput):
         at = f"at {dice}[{index}], " if index is not None else ""  # ``dice``: where the faces are (a request's)
         super().__init__(f"die face {face!r} is not possible on a d{sides} ({at}for {roll}); "
                          f"expected a whole number from 1 to {sides}")
+
+    def unplaced(self) -> str:
+        """The face, its die and its roll, its place in ``dice`` left to :meth:`placed` (said once, not twice)."""
+        return (f"die face {self.face!r} is not possible on a d{self.sides} (for {self.roll}); expected a whole "
+                f"number from 1 to {self.sides}")
 
 
 class DiceExhausted(DiceError):

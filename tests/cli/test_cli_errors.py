@@ -63,7 +63,36 @@ def test_a_rule_a_phase_and_a_face_each_say_their_rule(duel: Path) -> None:
         said.append((error["kind"], error.get("rule"), error.get("field")))
     assert said[0] == ("RuleViolation", "§Your Turn", None)
     assert said[1] == ("OutOfPhase", "phase", None)
-    assert said[2][0] == "ContentError" and said[2][2] == "$.dice[0]"
+    assert said[2] == ("InvalidDieFace", None, "$.dice[0]")
+
+
+def test_a_command_given_no_faces_is_placed_and_keeps_its_kind(duel: Path, tmp_path: Path) -> None:
+    """C29, docs/live.md (faces given for fewer dice are refused, ``FacesNeeded``; ``omen do`` names the place,
+    ``FILE:LINE: ... (at $.dice)``): Bo's AGI check given no ``dice`` at all is placed at the line naming the command,
+    with its field, file and line in ``--json``, its kind ``FacesNeeded`` (a tester found it unplaced, while one
+    face too few was placed and said to be a ``ContentError``); nothing written."""
+    before = duel.read_bytes()
+    file = tmp_path / "roll.toml"
+    file.write_text('# the check, its face forgotten\n\ncommand = "static_check"\ndifficulty = 3\n'
+                    'check = {who = "bo", attribute = "AGI"}\n')
+    result = CliRunner().invoke(app, ["do", str(duel), "--file", str(file), "--json"])
+    assert result.exit_code == 2 and duel.read_bytes() == before
+    error = _error(result.stdout)["error"]
+    assert (error["kind"], error["rule"], error["field"], error["file"], error["line"]) \
+        == ("FacesNeeded", "C29", "$.dice", str(file), 3), error
+    assert error["message"].startswith(f"{file}:3: this command rolls 1 die and 0 faces were given; ") \
+        and error["message"].endswith(" (at $.dice)"), error["message"]
+
+
+def test_a_face_its_die_cannot_show_names_its_place_once(duel: Path) -> None:
+    """C1, C29: Bo's AGI check given a 99: the message names the face, its die and its roll, and its place once, at
+    the end (``(at $.dice[0])``: it had said it twice, once inside the roll's words)."""
+    result = CliRunner().invoke(app, ["do", str(duel), '{"command":"static_check","check":{"who":"bo","attribute":'
+                                                       '"AGI"},"difficulty":3,"dice":[99]}', "--json"])
+    assert result.exit_code == 2, result.output
+    message = _error(result.stdout)["error"]["message"]
+    assert message.count("$.dice[0]") == 1 and message.startswith("the command:1: die face 99 is not possible on a d")
+    assert message.endswith("(at $.dice[0])"), message
 
 
 def test_bad_input_is_json_too(tmp_path: Path) -> None:

@@ -1075,17 +1075,20 @@ class TestForScripts:
     def test_faces_in_a_seeded_fight_without_the_seed_and_a_face_too_big_are_placed(self, tmp_path: Path) -> None:
         """Too few faces in a seeded fight given without --seed, and a face its die cannot show, are named where
         the command is written, its line and field, as other faces are (they were not: a bot tester); a command
-        without faces is refused as FacesNeeded, C29, under --json too."""
+        without faces is refused as FacesNeeded, C29, under --json too, placed at the command's line and
+        ``$.dice`` (it was not placed: a docs tester)."""
         log = set_up(tmp_path, dice="seeded")
         said = refused(log, {"command": "roll_initiative", "dice": [1]})
         assert said.startswith("omen: error: the command:1: ") and said.endswith(
             "(or give --seed HEX to roll this seeded fight's own dice) (at $.dice)"), said
-        # without faces to place it at, --json still says its kind and rule (it said BadInput, no rule)
+        # without faces, --json still says its kind and rule (it said BadInput, no rule), and where they go
         bare = do(log, {"command": "roll_initiative"}, "--json")
         assert bare.exit_code == 2
         error = json.loads(bare.stdout)["error"]
-        assert (error["kind"], error["rule"], error.get("field")) == ("FacesNeeded", "C29", None), error
-        assert error["message"].endswith("(or give --seed HEX to roll this seeded fight's own dice)"), error
+        assert (error["kind"], error["rule"], error.get("field"), error.get("line")) \
+            == ("FacesNeeded", "C29", "$.dice", 1), error
+        assert error["message"].endswith("(or give --seed HEX to roll this seeded fight's own dice) (at $.dice)"), \
+            error
         (tmp_path / "m").mkdir()
         manual = set_up(tmp_path / "m")
         said = refused(manual, {"command": "roll_initiative", "dice": [2, 9]})
