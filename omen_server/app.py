@@ -1261,7 +1261,8 @@ def own_faces_only(fight: Fight, command: Command, sight: Sight, given: int, fie
 def refuse_setup_undo(fights: Fights, fight_id: str, fight: Fight, command: Command) -> None:
     """An undo over HTTP goes back no further than the first command after the set-up: the roster is joined whole
     by ``POST /fights`` and ``join`` is no command over HTTP, so a combatant undone out of it could be brought back
-    by a redo alone. (``omen undo`` on the command line may: a scenario's joins are its commands.)"""
+    by a redo alone. (``omen undo`` on the command line may: a scenario's joins are its commands.) A ``to_seq``
+    given is named (``$.command.to_seq``), as every other refusal of it is."""
     if not isinstance(command, Undo):
         return
     start = command.to_seq if command.to_seq is not None else fight.state.undo_point
@@ -1269,7 +1270,8 @@ def refuse_setup_undo(fights: Fights, fight_id: str, fight: Fight, command: Comm
     if 0 < start <= end:
         raise RuleViolation("undo", f"seq {start} is in the fight's set-up (seqs 1 to {end}: the fight started and its "
                                     "combatants joined, all at once by POST /fights), which an undo over HTTP does not "
-                                    "reach: the roster is made whole by POST /fights; start a new fight to change it")
+                                    "reach: the roster is made whole by POST /fights; start a new fight to change it",
+                            **({"field": "$.to_seq"} if command.to_seq is not None else {}))  # the seq given
 
 
 def refuse_player_action_before_rounds(seat: Seat, fight: Fight, command: Command) -> None:

@@ -120,6 +120,30 @@ class TestUndo:
             fight.undo(to_seq=answer_at)
         assert fight.undo(to_seq=command_at).from_seq == command_at
 
+    def test_an_undo_inside_a_reaction_inside_a_move_names_the_move(self) -> None:
+        """C23, C8: Kael's move opens Vesh's Attack of Opportunity; Vesh's strike (8 + 4 against Kael's 1) opens
+        Kael's Active Defense window, answered. An undo back to that answer is refused naming the seq of the move,
+        which an undo goes back to, not that of the strike (itself inside the move's action, so refused too: a GM
+        had two refusals to find it); an undo back to the strike names the move too, and the move is accepted."""
+        from omen_core.commands import AnswerActiveDefense, React
+        from tests.test_decisions import at_attack_of_opportunity
+
+        fight = at_attack_of_opportunity()
+        move_at = fight.events[-1].batch
+        strike_at = fight.version + 1
+        fight.execute(React(who="vesh", weapon="sword", dice=(8, 4, 1)))
+        answer_at = fight.version + 1
+        fight.execute(AnswerActiveDefense(defender="kael", defense="dodge", dice=(1,)))
+        move, strike = move_at + 1, strike_at + 1  # the actions: each command's declaration
+        with pytest.raises(RuleViolation, match=rf"action {strike} is in progress there .*; undo back to seq "
+                                                rf"{move_at}, where the command that declared action {move} starts "
+                                                rf"\(action {strike} is inside it\)$"):
+            fight.undo(to_seq=answer_at)
+        with pytest.raises(RuleViolation, match=rf"undo back to seq {move_at}, where the command that declared it "
+                                                r"starts$"):
+            fight.undo(to_seq=strike_at)
+        assert fight.undo(to_seq=move_at).from_seq == move_at
+
     def test_nothing_to_undo(self) -> None:
         """A fight that has only started has nothing to undo."""
         fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([]), clock=lambda: 0)

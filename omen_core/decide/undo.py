@@ -92,17 +92,39 @@ def _checked_target(state: FightState, seq: int, history: History | None) -> int
                              f"fight's start is never undone (start another fight instead){hint}")
         if found.seq == found.batch and found.before.pending is not None:
             action = found.before.pending.action
-            declared = history.target(action) if history is not None else None
-            start = declared.batch if declared is not None else action  # the command that declared it starts here
+            start, outer = _outermost_declaration(found, history)
+            declared = "it starts" if outer == action else f"action {outer} starts (action {action} is inside it)"
             raise _at_target(f"cannot undo back to seq {seq}: action {action} is in progress there (at "
                              f"'{found.before.step.value}'); undo back to seq {start}, where the command "
-                             f"that declared it starts")
+                             f"that declared {declared}")
         if found.seq == found.batch:  # an undo's or a redo's own batch: taken back with redo, never undone to
             raise _at_target(f"seq {seq} starts an undo or a redo, which an undo does not go back to "
                              f"(redo takes back the last undo){hint}")
         raise _at_target(f"seq {seq} is inside a command, which starts at seq {found.batch}: an undo goes "
                          f"back to the first seq of a command{hint}")
     return seq
+
+
+def _declared_at(action: int, history: History | None) -> int:
+    """The first seq of the command that declared ``action`` (the action's own seq, if the history cannot say)."""
+    declared = history.target(action) if history is not None else None
+    return declared.batch if declared is not None else action
+
+
+def _outermost_declaration(found: Target, history: History | None) -> tuple[int, int]:
+    """Where an undo may go back to instead of ``found``, a command given while an action was in progress: the
+    first seq of the command that declared that action, or, where that command too was given inside an action (a
+    reaction's strike in the window a move opened), of the one that declared the outermost (a GM told to go back
+    to the inner one was refused there again: a tester); with the action that command declared."""
+    assert found.before.pending is not None
+    action = found.before.pending.action
+    start = _declared_at(action, history)
+    while True:
+        outer = history.target(start) if history is not None else None
+        if outer is None or outer.before.pending is None or outer.seq != outer.batch or outer.seq >= found.seq:
+            return start, action
+        found, action = outer, outer.before.pending.action
+        start = _declared_at(action, history)
 
 
 def redo(draft: Draft, cmd: Redo) -> None:

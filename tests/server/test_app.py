@@ -289,8 +289,9 @@ class TestCommands:
     def test_an_undo_never_reaches_into_the_set_up(self, table: Any) -> None:
         """POST /fights joins the roster whole and join is no command over HTTP, so an undo whose target is a
         set-up event (seqs 1-3: fight_started, two combatant_joined) is refused (422 rule undo, the log
-        byte-identical) and not offered; once initiative is rolled, its undo is offered and accepted (201), and the
-        next undo, back into the set-up, is neither."""
+        byte-identical) and not offered, one given a ``to_seq`` there at ``$.command.to_seq`` (it named no field: a
+        tester); once initiative is rolled, its undo is offered and accepted (201), and the next undo, back into the
+        set-up, is neither."""
         table.create()
         before = lines(table.store, "duel")
 
@@ -305,6 +306,8 @@ class TestCommands:
             problem = answer.json()
             assert (problem["type"], problem["rule"]) == ("/problems/rule-violation", "undo")
             assert "set-up (seqs 1 to 3" in problem["detail"] and "start a new fight" in problem["detail"]
+            assert problem.get("field") == ("$.command.to_seq" if "to_seq" in undo else None), problem
+            assert problem["detail"].endswith("(at $.command.to_seq)") == ("to_seq" in undo), problem
             assert lines(table.store, "duel") == before
         assert table.command({"command": "roll_initiative"}).status_code == 201
         assert "undo" in offered()
