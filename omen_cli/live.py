@@ -516,7 +516,36 @@ def undo(
         wrote(f"the undo appended at seq {first} to {live.version} with head {live.version}:{live.state.last_hash}")
     out.print(f"undone: seq {done.from_seq} to {done.to_seq}, back to the command at seq {done.from_seq} "
               f"(recorded at seq {live.version}; `{escape(_redo_hint(log_url, fight))}` takes it back)", soft_wrap=True)
-    print_state(summarise(live.state), False)
+    taken = _commands_undone(store, fight_id, done, first)
+    for line in taken[:UNDONE_LISTED]:
+        out.print(f"  {escape(line)}", soft_wrap=True)
+    if len(taken) > UNDONE_LISTED:
+        out.print(f"  and {len(taken) - UNDONE_LISTED} more command(s) (omen log {escape(log_url)} strikes out each)",
+                  soft_wrap=True)
+    print_state(summarise(live.state), False, log_url, fight)
+
+
+#: The most commands an undo's confirmation lists one by one.
+UNDONE_LISTED = 10
+
+
+def _commands_undone(store: Any, fight_id: str, done: Any, undo_at: int) -> list[str]:
+    """The commands an undo took back, each in a line (its seq, the command as given: a GM finds there what to
+    give again, its faces too), skipping those an earlier undo had taken back already and undos and redos."""
+    from omen_core.commands import Redo, Undo
+    from omen_core.events import CommandIssued
+    from omen_core.walk import landmarks_of
+    from omen_replay.explain import command_said
+
+    voided = landmarks_of(store.landmarks(fight_id)).upto(undo_at - 1).voided()
+    lines = []
+    for rec in store.read(fight_id, after_seq=done.from_seq - 1):
+        if rec.seq > done.to_seq:
+            break
+        if rec.seq == rec.batch and rec.seq not in voided and isinstance(rec.event, CommandIssued) \
+                and not isinstance(rec.event.command, Undo | Redo):
+            lines.append(f"seq {rec.seq}: {command_said(rec.event)}")
+    return lines
 
 
 def _redo_hint(log_url: str, fight: str | None) -> str:
@@ -545,4 +574,4 @@ def redo(
         done = live.redo(reason)
         wrote(f"the redo appended at seq {first} to {live.version} with head {live.version}:{live.state.last_hash}")
     out.print(f"redone: the undo at seq {done.undo_seq} no longer applies")
-    print_state(summarise(live.state), False)
+    print_state(summarise(live.state), False, log_url, fight)

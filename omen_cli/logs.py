@@ -183,7 +183,7 @@ def replay_cmd(
             return
         snapshots = open_snapshots(log_url)
         state = replay_store(store, fight_id, to, snapshots if snapshots.seqs(fight_id) else None)
-    print_state(summarise(state), as_json)
+    print_state(summarise(state), as_json, log_url, fight)
 
 
 def _print_steps(steps: Iterator[Step], as_json: bool) -> None:

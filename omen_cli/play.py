@@ -19,7 +19,7 @@ from .app import (
     wrote,
 )
 from .console import escape, out, print_lines
-from .show import print_state, report_text
+from .show import KEPT_NOWHERE, print_state, report_text
 
 if TYPE_CHECKING:
     from omen_core.events import StoredEvent
@@ -67,7 +67,7 @@ def demo(
     print_lines(iter(narrate(records)))
     out.print()
     if not short:
-        print_state(summarise(fight.state), False)
+        print_state(summarise(fight.state), False, str(log_path))
     report_text(verify_store(fight.store, fight.fight_id))
     from omen_replay.render import HtmlWriter, render
 
@@ -150,9 +150,11 @@ def run(
     if loud:
         _narrate(Narrator(), written)
     records = fight.events
-    print_state(summarise(fight.state), as_json)
+    print_state(summarise(fight.state), as_json, log_url)
     if not as_json:
-        out.print(f"[dim]{len(records)} events written to {escape(str(log_url))}[/]")
+        kept = (f"played in {escape(log_url)} and not kept (give --log FILE to keep the log)"
+                if log_url in KEPT_NOWHERE else f"written to {escape(str(log_url))}")
+        out.print(f"[dim]{len(records)} events {kept}[/]")
 
 
 def _narrate(narrator: Narrator, written: list[list[StoredEvent]]) -> None:

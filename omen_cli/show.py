@@ -213,7 +213,25 @@ def _choice_summary(offer: Offer) -> str:
     return "; ".join(f"{k}: {' | '.join(v[:10])}{' | ...' if len(v) > 10 else ''}" for k, v in values.items())
 
 
-def print_state(summary: StateSummary, as_json: bool) -> None:
+#: Store URLs that keep nothing once the command ends.
+KEPT_NOWHERE = frozenset({"memory:", "sqlite::memory:"})
+
+
+def witness_hint(log: str | None, fight: str | None = None) -> str:
+    """How to witness a head, as a shell line naming the log (and ``--fight`` where one was named), or, for a log
+    kept nowhere (``memory:``), that there is none to witness (``omen run`` without ``--log``: a docs tester was
+    told to verify a log that was not written)."""
+    import shlex
+
+    if log in KEPT_NOWHERE:
+        return "nothing to witness: the log is kept nowhere"
+    named = shlex.quote(log) if log is not None else "LOG"
+    return f"witness it: omen verify {named}" + (f" --fight {shlex.quote(fight)}" if fight else "") + " --head "
+
+
+def print_state(summary: StateSummary, as_json: bool, log: str | None = None, fight: str | None = None) -> None:
+    """The state summary as a table and the head (``as_json``: the summary as JSON); the head's line says how to
+    witness it in ``log`` (:func:`witness_hint`)."""
 
     import msgspec
 
@@ -241,6 +259,8 @@ def print_state(summary: StateSummary, as_json: bool) -> None:
         out.print(f"initiative order: {escape(', '.join(summary.initiative_order))}")
     head = f"{summary.seq}:{summary.hash}"
     if summary.seq:
-        say(f"head {head}  [dim](witness it: omen verify LOG --head {head})[/]")  # SEQ:HASH never parted
+        hint = witness_hint(log, fight)
+        said = f"{hint}{head}" if hint.endswith("--head ") else hint
+        say(f"head {head}  [dim]({escape(said)})[/]")  # SEQ:HASH never parted
     else:
         out.print("head 0: before the first event (nothing to witness)")

@@ -99,7 +99,7 @@ from omen_core.walk import Landmarks, LinesSource, Source, StopWalk, StoreSource
 from .narrate import BatchCommand, applied_reason, crit_outcome, hp_unmoved
 
 __all__ = ["Term", "Part", "DieLine", "Explanation", "Derivations", "PassedOver", "owner_of", "explain",
-           "explain_records", "passed_over"]
+           "explain_records", "passed_over", "command_said"]
 
 
 class Term(msgspec.Struct, frozen=True):
@@ -1804,6 +1804,24 @@ def _moved_by(previous: StoredEvent | None, event: ResourceChanged) -> str:
     return f" (the {damage.final} {damage.damage_type} damage at seq {previous.seq}, from {source}; explain it there)"
 
 
+def command_said(event: CommandIssued) -> str:
+    """A command as given, in one line: its name, its fields but its faces (as JSON), how many faces it carried, by
+    whom, and who typed its faces.
+
+    >>> from omen_core.commands import EndTurn
+    >>> command_said(CommandIssued(command=EndTurn(who="kael", dice=(3,)), by="gm"))
+    'end_turn {"who":"kael"} with 1 face, given by gm'
+    """
+    given = {k: v for k, v in msgspec.to_builtins(event.command).items() if k not in ("command", "dice")}
+    faces = len(event.command.dice or ())
+    return (f"{type(event.command).__struct_config__.tag}"
+            + (f" {msgspec.json.encode(given).decode()}" if given else "")
+            + (f" with {faces} face{'' if faces == 1 else 's'}" if faces else "")
+            + (f", given by {event.by}" if event.by else "")
+            + (f"; its faces typed by {', then '.join(f'{r.by} ({r.faces})' for r in event.faces_by)}"
+               if event.faces_by else ""))
+
+
 def _command_told(event: CommandIssued, rec: StoredEvent) -> str:
     """What a command at the head of its batch is: the command as given, by whom, how many faces it carried, and
     the seqs it wrote (their explanations are its rolls and results).
@@ -1814,14 +1832,7 @@ def _command_told(event: CommandIssued, rec: StoredEvent) -> str:
     >>> _command_told(rec.event, rec)
     'the command end_turn {"who":"kael"}, given by gm: it wrote seqs 6 to 7 (explain each for its rolls and results)'
     """
-    given = {k: v for k, v in msgspec.to_builtins(event.command).items() if k not in ("command", "dice")}
-    faces = len(event.command.dice or ())
-    said = (f"the command {type(event.command).__struct_config__.tag}"
-            + (f" {msgspec.json.encode(given).decode()}" if given else "")
-            + (f" with {faces} face{'' if faces == 1 else 's'}" if faces else "")
-            + (f", given by {event.by}" if event.by else "")
-            + (f"; its faces typed by {', then '.join(f'{r.by} ({r.faces})' for r in event.faces_by)}"
-               if event.faces_by else ""))
+    said = "the command " + command_said(event)
     last = rec.batch + rec.batch_size - 1
     wrote = (f"seq {last}" if last == rec.seq + 1 else f"seqs {rec.seq + 1} to {last}") if last > rec.seq else \
         "nothing else"

@@ -396,6 +396,17 @@ class TestRunAndReplay:
                       "HP", "initiative order"):
             assert words in text
 
+    def test_run_without_a_log_says_nothing_was_kept(self, tmp_path: Path) -> None:
+        """``omen run SCENARIO`` without ``--log`` plays in memory: it says the log is kept nowhere and how to keep
+        one, and offers no ``omen verify`` of a log that does not exist (a docs tester was told to witness its
+        head); with ``--log`` the hint names that log."""
+        ran = " ".join(omen("run", str(EMBER_FORD)).output.split())
+        assert "nothing to witness: the log is kept nowhere" in ran and "omen verify" not in ran, ran[-400:]
+        assert ran.endswith("events played in memory: and not kept (give --log FILE to keep the log)"), ran[-200:]
+        log = tmp_path / "kept.jsonl"
+        kept = " ".join(omen("run", str(EMBER_FORD), "--log", str(log)).output.split())
+        assert f"(witness it: omen verify {log} --head " in kept and kept.endswith(f"events written to {log}")
+
     def test_replay_to_a_seq(self, tmp_path: Path) -> None:
         """replay --to SEQ shows the state right after that event (here: before anyone was hurt)."""
         log = tmp_path / "ef.jsonl"

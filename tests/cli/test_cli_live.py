@@ -365,6 +365,29 @@ class TestDoHappyPaths:
         assert report["clean"] and [(u["from_seq"], u["to_seq"], u["reason"]) for u in report["undone"]] == [
             (declared, last, "misread a die")]
 
+    def test_undo_lists_the_commands_it_took_back_as_given(self, turn_log: Path) -> None:
+        """A GM who undoes a mistaken answer learns that the whole attack went with it (an undo goes back to the
+        declaration, C8): the confirmation lists each command taken back, its seq and fields as given, its faces
+        counted, and names the log in the witness hint (a tester read only ``undone: seq 66 to 75``); a command an
+        earlier undo took back is not listed again."""
+        declared = len(lines(turn_log)) + 1
+        played(turn_log, KAEL_ATTACKS)
+        answered = len(lines(turn_log)) + 1
+        played(turn_log, VESH_DODGES)
+        said = text(omen("undo", str(turn_log), "--reason", "vesh meant to parry"))
+        assert (f"seq {declared}: declare_attack {{\"attacker\":\"kael\",\"target\":\"vesh\",\"weapon\":"
+                f"\"longsword\"}} with {len(KAEL_ATTACKS['dice'])} faces") in said, said
+        assert f"seq {answered}: answer_active_defense {{\"defender\":\"vesh\",\"defense\":\"dodge\"}} with 1 face" \
+            in said, said
+        assert f"(witness it: omen verify {turn_log} --head " in said, said
+        assert omen("redo", str(turn_log)).exit_code == 0
+        played(turn_log, {"command": "undo"}, {"command": "end_turn", "who": "kael"})
+        initiative = next(e["seq"] for e in lines(turn_log) if e["event"]["type"] == "command_issued"
+                          and e["event"]["command"]["command"] == "roll_initiative")
+        again = text(omen("undo", str(turn_log), "--to", str(initiative)))
+        assert f"seq {initiative}: roll_initiative with 2 faces" in again, again
+        assert re.findall(r"seq \d+: ([a-z_]+)[ {]", again) == ["roll_initiative", "end_turn"], again
+
     def test_seeded_fight_rolls_with_the_right_seed(self, tmp_path: Path) -> None:
         """In a seeded fight `--seed HEX` rolls the fight's own dice (recorded as seeded; verify confirms them)."""
         log = set_up(tmp_path, "seeded")
