@@ -390,7 +390,9 @@ class Derivations:
 
     def _undone_by(self, found: Explanation) -> Explanation:
         """An explanation of something undone, its last verdict naming the undo that took it back, the seqs it
-        took and its reason (the title said "[undone]" alone: a tester); and of dice the seed does not confirm, a
+        took and its reason (the title said "[undone]" alone: a tester), after a verdict for each earlier undo of
+        it and the redo that took that back (it named the last undo alone: a GM); of something undone and redone, a
+        verdict for each and that it stands; and of dice the seed does not confirm, a
         verdict saying so (a re-sealed log's edited face read beside the term it no longer makes: a tester)."""
         found = _with_dice_said(found)
         wrong = [d for d in found.dice if d.seed_confirms is False]
@@ -400,16 +402,18 @@ class Derivations:
                 *found.verdicts, f"the log was changed: {len(wrong)} {'die is' if len(wrong) == 1 else 'dice are'} "
                                  f"not the seed's face (the roll at seq {seqs}), so the numbers here may not be those "
                                  "rolled; omen verify says what else differs"))
+        history = [u for u in self.landmarks.undos if u.from_seq <= found.seq <= u.to_seq]
+        if not history:
+            return found
+        said = []
+        for undo in history:  # in the log's order: each undo, redone or standing (the last only, it said: a GM)
+            reason = f": {undo.reason}" if undo.reason else ""
+            taken = f"the undo at seq {undo.seq} (seqs {undo.from_seq} to {undo.to_seq}){reason}"
+            said.append(f"undone by {taken}; redone at seq {undo.redone_at}" if undo.redone_at is not None else
+                        f"UNDONE: taken back by {taken}")
         if not found.undone:
-            return found
-        undo = next((u for u in self.landmarks.undos if u.redone_at is None and u.from_seq <= found.seq <= u.to_seq),
-                    None)
-        if undo is None:
-            return found
-        reason = f": {undo.reason}" if undo.reason else ""
-        return msgspec.structs.replace(found, verdicts=(
-            *found.verdicts, f"UNDONE: taken back by the undo at seq {undo.seq} (seqs {undo.from_seq} to "
-                             f"{undo.to_seq}){reason}"))
+            said.append("it stands: every undo of it was redone")
+        return msgspec.structs.replace(found, verdicts=(*found.verdicts, *said))
 
 
 class _Explainer(Visitor):

@@ -1829,7 +1829,8 @@ def test_a_restoring_ability_not_offered_says_whose_hp_was_full_when_it_was_due(
 def test_an_undone_action_names_the_undo_that_took_it_back() -> None:
     """An undo (rules: undo points, docs/scenarios.md): Skarn's attack on Kael, undone "wrong target", is explained
     under "[undone]" and its last verdict names the undo's seq, the seqs it took back and its reason (it said
-    "[undone]" alone: a tester); redone, it says nothing of it."""
+    "[undone]" alone: a tester); redone, it says so and that the attack stands; undone again, each undo and the
+    redo between are said, in order, the last verdict the undo in force (it named that one alone: a GM)."""
     from omen_core.events import AttackDeclared, Undone
 
     fight = new_fight(sheet("kael"), sheet("skarn", side="raiders"), faces=[5, 4, 2])
@@ -1843,7 +1844,15 @@ def test_an_undone_action_names_the_undo_that_took_it_back() -> None:
     assert found.undone and found.verdicts[-1] == (f"UNDONE: taken back by the undo at seq {undo.seq} (seqs "
                                                    f"{undo.event.from_seq} to {undo.event.to_seq}): wrong target")
     fight.redo(reason="it stands")
-    assert not any(v.startswith("UNDONE") for v in explain(fight.events, decl).verdicts)
+    first = (f"undone by the undo at seq {undo.seq} (seqs {undo.event.from_seq} to {undo.event.to_seq}): wrong "
+             f"target; redone at seq {fight.version}")
+    stands = explain(fight.events, decl)
+    assert not stands.undone and stands.verdicts[-2:] == (first, "it stands: every undo of it was redone")
+    again = fight.undo(reason="wrong target after all")
+    undone = explain(fight.events, decl)
+    assert undone.undone and undone.verdicts[-2:] == (first, f"UNDONE: taken back by the undo at seq "
+                                                              f"{fight.version} (seqs {again.from_seq} to "
+                                                              f"{again.to_seq}): wrong target after all")
 
 
 class TestInterruptsNotOffered:
