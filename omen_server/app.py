@@ -1383,6 +1383,12 @@ class Keyed(NamedTuple):
     request_hash: str
 
 
+#: What a key sent again with another body is told: a retry is the whole request again (a tester's retry left
+#: out the ``expected_version`` its first try had sent, and read that the key was used for another command).
+RETRY = (": a retry sends the same request again, every field as it was (the command, its expected_version and "
+         "stage too); another request takes a new key")
+
+
 async def _first_answer(keep: AnyKeep, key: Keyed,
                         again: Callable[[int, bytes], Response[bytes]] | None = None,
                         in_body: bool = False) -> Response[bytes] | None:
@@ -1401,10 +1407,10 @@ async def _first_answer(keep: AnyKeep, key: Keyed,
         if first_hash != key.request_hash:
             if in_body:
                 return _problem(422, "idempotency-key-reused", "This key was used for another request",
-                                f"the command's idempotency_key {key.key!r} was first sent with another body (at "
-                                "$.command.idempotency_key)", field="$.command.idempotency_key")
+                                f"the command's idempotency_key {key.key!r} was first sent with another body{RETRY} "
+                                "(at $.command.idempotency_key)", field="$.command.idempotency_key")
             return _problem(422, "idempotency-key-reused", "This key was used for another request",
-                            f"Idempotency-Key {key.key!r} was first sent with another body")
+                            f"Idempotency-Key {key.key!r} was first sent with another body{RETRY}")
         if status != PENDING:
             if again is not None:
                 return await anyio.to_thread.run_sync(again, status, body)

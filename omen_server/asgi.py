@@ -241,7 +241,8 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         if found is None:
             return None
         if found[0] != request_hash:
-            raise Unprocessable(f"Idempotency-Key {key!r} was first sent with another body", "$",
+            raise Unprocessable(f"Idempotency-Key {key!r} was first sent with another body: a retry sends the "
+                                "same request again, every field as it was; another request takes a new key", "$",
                                 "idempotency-key-reused", "This key was used for another request")
         fight_id = msgspec.json.decode(found[2])["fight_id"]
         if not fights.store.version(fight_id):  # its server stopped between the keep and the log: no one holds it

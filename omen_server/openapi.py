@@ -77,6 +77,15 @@ ANSWERS: dict[tuple[str, str], dict[int, tuple[type, str]]] = {
         201: (CommandResult, "The command was decided: the events appended, as this seat sees them"),
         202: (StagedView, "The faces are in; the command now waits for another seat's dice")},
 }
+#: What a 201 answers, where Litestar's default would say "Document created, URL follows" (no Location header is
+#: sent: the body says what was made; a client author looked for the URL).
+CREATED: dict[tuple[str, str], str] = {
+    ("/fights", "post"): "The fight was created: its id, the GM's token (shown this once), the head and the GM's "
+                         "options (no Location header: the body says it)",
+    ("/fights/{fight_id}/seats", "post"): "The seat was made: its id, token and link (no Location header: the "
+                                          "body says it)",
+    ("/fights/{fight_id}/commands", "post"): "The command was decided: the events appended, as this seat sees them",
+}
 _TAG = {"description": "What the fragment shows, tagged (an HMAC under the keep's secret): send it back in "
                        "X-Table-Tag to be answered 204 while nothing it shows changed",
         "schema": {"type": "string"}}
@@ -176,6 +185,9 @@ def complete(document: dict[str, Any], create_token: bool) -> dict[str, Any]:
             for status, (kind, words) in ANSWERS.get((path, method), {}).items():
                 operation["responses"][str(status)] = {"description": words, "content": {"application/json": {
                     "schema": {"$ref": f"#/components/schemas/{kind.__name__}"}}}}
+            created = CREATED.get((path, method))
+            if created is not None and "201" in operation["responses"]:
+                operation["responses"]["201"]["description"] = created
             for status, answer in RAW_ANSWERS.get((path, method), {}).items():
                 operation["responses"][str(status)] = answer
             public = path == "/sheets" or (path == "/fights" and (method == "get" or not create_token))

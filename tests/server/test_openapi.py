@@ -95,6 +95,17 @@ def test_the_document_says_what_staging_answers() -> None:
                        "/fights/{fight_id}/staged": {"201": "CommandResult", "202": "StagedView"}}
 
 
+def test_no_201_promises_a_location_header() -> None:
+    """RFC 9110 §15.3.2: a 201's description said "Document created, URL follows", Litestar's default, but the
+    server sends no Location header (the body says what was made: a client author looked for the URL); each 201
+    says what its body holds."""
+    paths = SCHEMA.raw_schema["paths"]
+    created = {(path, method): answer["201"]["description"] for path, item in paths.items()
+               for method, op in item.items() if "201" in (answer := op.get("responses", {}))}
+    assert created and not [k for k, words in created.items() if "URL follows" in words], created
+    assert created[("/fights", "post")].startswith("The fight was created: its id, the GM's token")
+
+
 def test_the_document_says_what_the_table_fragment_and_the_sheets_answer() -> None:
     """docs/server.md's GET /fights/{id}/table (HTML with its X-Table-Tag; 204 with no body when the tag sent back
     is the one it has) and GET /sheets (no token: the bundled sheets by id) are in the document (they were left

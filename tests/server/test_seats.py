@@ -299,7 +299,9 @@ def test_a_players_key_is_looked_for_among_the_commands_it_is_shown() -> None:
         taken = table.command({"command": "end_turn", "who": "vesh", "idempotency_key": "k"})
         assert taken.status_code == 422 and taken.json()["type"] == "/problems/idempotency-key-reused"
         assert taken.json()["detail"] == (  # the GM's keep
-            "the command's idempotency_key 'k' was first sent with another body (at $.command.idempotency_key)")
+            "the command's idempotency_key 'k' was first sent with another body: a retry sends the same request "
+            "again, every field as it was (the command, its expected_version and stage too); another request takes a "
+            "new key (at $.command.idempotency_key)")
         assert table.command({"command": "static_check", "check": {"who": "skarn", "attribute": "AGI"},
                               "difficulty": 10, "dice": [4], "idempotency_key": "k"}).content == check.content
 

@@ -214,6 +214,21 @@ def test_a_spectator_withdraws_nothing_whether_or_not_a_command_is_staged(table:
     assert refused.status_code == 403 and "staged" in options(table, table.gm)
 
 
+def test_a_player_may_not_withdraw_a_command_the_gm_staged(table: Any) -> None:
+    """docs/server.md (DELETE /staged: the GM, or the seat that staged it): the GM's save on Kael, staged for
+    Alice's die, is shown to her, but withdrawing it is 403 saying who may, and it stays; the GM withdraws it."""
+    effect = {"name": "cinder flask", "save": "AGI", "against": "STR", "action_cost": 0,
+              "on_failure": [{"kind": "damage", "dice": {"count": 1, "die": "d6"}, "damage_type": "fire"}]}
+    staged = table.command({"command": "call_save", "caller": "vesh", "saver": "kael", "effect": effect}, stage=True)
+    assert staged.status_code == 202 and "staged" in options(table, table.alice), staged.text
+    refused = table.client.delete("/fights/duel/staged", headers=table.auth(table.alice))
+    assert refused.status_code == 403 and refused.json()["detail"] == (
+        "only the GM or the seat that gave the command may withdraw it"), refused.text
+    assert "staged" in options(table, table.gm)
+    assert table.client.delete("/fights/duel/staged", headers=table.auth()).status_code == 204
+    assert "staged" not in options(table, table.gm)
+
+
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer garbage"}])
 @pytest.mark.parametrize("body", [{"zz": 1}, {"id": "x", "dice": [1]}])
 def test_giving_dice_without_a_valid_token_is_401_whatever_the_body(table: Any, headers: dict[str, str],
