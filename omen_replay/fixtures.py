@@ -229,7 +229,14 @@ def check(directory: Path) -> FixtureResult:
 
 def _placed(divergence: Divergence | None, events: list[StoredEvent], scenario: Scenario) -> Divergence | None:
     """``divergence`` with the file that writes what differs, where it is a combatant's sheet (a maintainer who
-    changed a sheet file read "seq 2, $.event.sheet.armor.rating" and had to find which file that was: a tester)."""
+    changed a sheet file read "seq 2, $.event.sheet.armor.rating" and had to find which file that was: a tester)
+    or the ruleset every fight records at its start (the scenario's ``ruleset``, else omen's own core ruleset: a
+    maintainer saw every fixture fail at seq 1 for a number of a condition most never use)."""
+    if divergence is not None and divergence.field.startswith("$.event.ruleset"):
+        named = scenario.settings.ruleset
+        written = str(Path(scenario.source).parent / named) if named else \
+            "omen's core ruleset (omen_core/data/core.toml)"
+        return msgspec.structs.replace(divergence, written=written)
     if divergence is None or not divergence.field.startswith("$.event.sheet"):
         return divergence
     joined = next((r.event for r in events if r.seq == divergence.seq), None)
@@ -248,13 +255,20 @@ def _problems(recorded: list[StoredEvent], raw: bytes, stored: dict[str, Any], r
     if b"".join(encode_line(e) + b"\n" for e in recorded) != raw:
         problems.append("the recorded log does not survive a read -> write round trip byte for byte")
     if not report.clean:  # its integrity findings, as omen verify counts them (undo re-rolls and provenance aside)
-        problems.append(f"the recorded log has {len(report.problems)} audit finding(s)")
+        listed = "; ".join(finding_words(f) for f in report.problems[:AUDIT_LISTED])
+        more = f"; and {len(report.problems) - AUDIT_LISTED} more (omen verify lists them)" \
+            if len(report.problems) > AUDIT_LISTED else ""
+        problems.append(f"the recorded log has {len(report.problems)} audit finding(s): {listed}{more}")
     moved = end_state_change(stored, fingerprint(recorded))
     if moved is not None:
         field, was, now = moved
         problems.append(f"replaying the recorded log no longer gives the end state fingerprint.json records: at "
                         f"{field}, fingerprint.json says {was}, the log gives {now}")
     return problems
+
+
+#: The most audit findings a fixture's check lists in words (it counted them alone: a maintainer).
+AUDIT_LISTED = 3
 
 
 def end_state_change(old: dict[str, Any], new: dict[str, Any]) -> tuple[str, str, str] | None:
@@ -312,10 +326,16 @@ class Recording(NamedTuple):
     events: int
     """How many events the new recording holds."""
     was: str
-    """What the old recording was: ``new`` (none), ``unchanged``, ``changed`` or ``unreadable``."""
+    """What the old recording was: ``new`` (none), ``unchanged``, ``changed`` or ``unreadable`` (it could not be
+    read, or not replayed: a line edited by hand and not re-sealed, one missing or out of order)."""
     end_state: tuple[str, str, str] | None = None
     """Where the end state the old fingerprint.json recorded differs from the new one's (:func:`end_state_change`:
     the field, its old and its new value as JSON); None if it is the same, or there was no sound old one."""
+    unsound: str = ""
+    """Why the old recording could not be replayed (the audit's first reading finding), or the old fingerprint.json
+    used (what was wrong with it), in words; "" where both were sound or new."""
+    fingerprint_was: str = ""
+    """What was wrong with the old fingerprint.json, in words ("" if it was sound, or there was none)."""
 
 
 def record(directory: Path) -> Recording:
@@ -335,16 +355,32 @@ def record(directory: Path) -> Recording:
                        f"{differs.field}: {differs.expected}, then {differs.got}), so no recording of it can be "
                        "checked: a seeded fight that reveals its seed more often than it lists next_seeds draws "
                        "random seeds (docs/scenarios.md)")
-    try:
-        old = [decode_line(line) for line in read_bounded(old_path, MAX_FIXTURE_BYTES).splitlines()] \
-            if old_path.exists() else None
-    except (ValueError, msgspec.DecodeError, OmenError):
-        old = []  # a recording that cannot be read is replaced: re-recording is its remedy
+    old, unsound = _old_recording(old_path)
     change = first_divergence(old, events) if old else None
     was = "new" if old is None else "unreadable" if not old else "unchanged" if change is None else "changed"
     old_print = _fingerprint_of(directory) if print_path.exists() else None
     new_print = fingerprint(events)
     old_path.write_bytes(b"".join(encode_line(e) + b"\n" for e in events))
     print_path.write_text(json.dumps(new_print, indent=2, sort_keys=True) + "\n")
+    print_was = old_print.problems[0].partition(": record it again")[0] if isinstance(old_print, FixtureResult) \
+        else ""
     return Recording(change, len(events), was,
-                     end_state_change(old_print, new_print) if isinstance(old_print, dict) else None)
+                     end_state_change(old_print, new_print) if isinstance(old_print, dict) else None,
+                     unsound, print_was)
+
+
+def _old_recording(path: Path) -> tuple[list[StoredEvent] | None, str]:
+    """The old recording's events (None: there is none) and, where it cannot be read or replayed, ``[]`` and why:
+    the first finding of the audit's reading (a line edited and not re-sealed, missing, repeated or out of order:
+    what ``check`` calls broken, never a change of the rules: a maintainer read "changed from seq 41" of a line
+    deleted by hand)."""
+    if not path.exists():
+        return None, ""
+    try:
+        raw = read_bounded(path, MAX_FIXTURE_BYTES)
+        old = [decode_line(line) for line in raw.splitlines()]
+        report = verify_lines(raw.splitlines(keepends=True))
+    except (ValueError, msgspec.DecodeError, OmenError) as exc:
+        return [], str(exc)  # a recording that cannot be read is replaced: re-recording is its remedy
+    reading = [f for f in report.findings if f.rule in READING]
+    return ([], finding_words(reading[0])) if reading else (old, "")

@@ -71,7 +71,7 @@ def test_each_help_names_what_it_takes_in_capitals() -> None:
         assert re.findall(r"^  (?:-\w, )?--\S+ <(?![\w-]+(?:\|[\w-]+)+>)[^>]*>", options, re.M) == [], name
         assert " / --no-" not in options and "....:" not in text and "...." not in text and "\\[" not in text, name
     assert usages["run"] == ["{SCENARIO}"] and usages["explain"] == ["{LOG}", "{SEQ}"]
-    assert usages["do"] == ["{LOG}", "[COMMAND]"] and usages["fixtures record"] == ["{NAME}"]
+    assert usages["do"] == ["{LOG}", "[COMMAND]"] and usages["fixtures record"] == ["[NAME]..."]
     assert usages["db init"] == ["{URL}"] and usages["copy"] == ["{SRC}", "{DST}"]
     helps = _helps()
     assert "--head SEQ:HASH" in helps["verify"] and "--port PORT" in helps["serve"]

@@ -48,7 +48,8 @@ def test_the_audit_finding_count_is_omen_verifys(monkeypatch: pytest.MonkeyPatch
                                                                                             modifiers) + 100)
     result = check(ROOT / "ember-ford")
     assert not result.ok and not result.broken
-    assert result.problems[0] == "the recorded log has 3 audit finding(s)"
+    assert result.problems[0].startswith("the recorded log has 3 audit finding(s): seq ")
+    assert result.problems[0].count(" [") == 3 and "more (omen verify lists them)" not in result.problems[0]
 
 
 def test_record_refuses_a_script_that_no_longer_fits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,7 +75,8 @@ def test_record_reports_what_changed(tmp_path: Path, monkeypatch: pytest.MonkeyP
     shutil.copytree(ROOT / "ember-ford", copy)
     monkeypatch.setattr(derive, "roll_total", lambda face, bonus, level=0, modifiers=(): real(face, bonus, level,
                                                                                             modifiers) + 100)
-    change, count, was, _end_state = record(copy)
+    made = record(copy)
+    change, count, was = made.change, made.events, made.was
     assert change is not None and count > 0 and change.seq > 0 and was == "changed"
 
 
@@ -414,7 +416,8 @@ def test_record_reveals_a_seeded_fights_seed_at_its_end_as_run_does(tmp_path: Pa
     (duel / "scenario.toml").write_text(seeded + '\n[[commands]]\ncommand = "end_fight"\nnote = "enough"\n')
     from omen_core.events import CommandIssued, SeedRevealed, decode_line
 
-    change, count, was, _end_state = record(duel)
+    made = record(duel)
+    change, count, was = made.change, made.events, made.was
     events = [decode_line(line) for line in (duel / "fight.jsonl").read_bytes().splitlines()]
     assert (change, count, was) == (None, 42, "new") and len(events) == 42
     assert isinstance(events[-2].event, CommandIssued) and isinstance(events[-1].event, SeedRevealed)
@@ -520,7 +523,8 @@ def test_a_salt_not_the_fixtures_own_is_a_regression_and_record_says_changed(tmp
     result = check(copy)
     assert not result.ok and not result.broken and result.divergence is not None
     assert (result.divergence.seq, result.divergence.field) == (10, "$.salt")
-    change, _count, was, end_state = record(copy)
+    made = record(copy)
+    change, was, end_state = made.change, made.was, made.end_state
     assert was == "changed" and change is not None and change.field == "$.salt" and end_state is None
     assert check(copy).ok
 
@@ -540,3 +544,117 @@ def test_a_changed_sheet_file_is_named_beside_the_divergence(tmp_path: Path) -> 
     assert not result.ok and result.divergence is not None
     assert result.divergence.field == "$.event.sheet.armor.rating"
     assert Path(result.divergence.written) == sheet
+
+
+def _record(*args: str) -> Any:
+    """``omen fixtures record`` with ``args``, in process."""
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+
+    return CliRunner().invoke(app, ["fixtures", "record", *args], env={"COLUMNS": "400"})
+
+
+def test_record_calls_a_log_damaged_by_hand_unreadable_not_a_change_of_the_rules(tmp_path: Path) -> None:
+    """docs/fixtures.md: a line of fight.jsonl deleted by hand (``check`` calls the fixture broken) is re-recorded
+    as an old recording that could not be replayed, saying why, not as a change from seq 21 (a maintainer read
+    "changed from seq 41, $.seq: was 41, now 40" and thought the rules had moved)."""
+    root = tmp_path / "fx"
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", root / "duel")
+    log = root / "duel" / "fight.jsonl"
+    recorded = log.read_bytes()
+    lines = recorded.splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:19] + lines[20:]))
+    assert check(root / "duel").broken
+    run = _record("duel", "--dir", str(root))
+    assert run.exit_code == 0, run.output
+    assert run.stdout.splitlines() == [
+        "recorded duel: 38 events (the old recording could not be replayed (seq 21, line 20 [chain] seq 21 where 20 "
+        "was expected (events missing, repeated or out of order)): replaced)"]
+    assert log.read_bytes() == recorded and check(root / "duel").ok
+
+
+def test_record_says_what_was_wrong_with_the_old_fingerprint(tmp_path: Path) -> None:
+    """An end state edited in fingerprint.json, its sha256 left (broken), is said and written again, not called
+    "unchanged" alone; edited and re-hashed, the events unchanged, the old end state and the new are said, not
+    "unchanged" then "changed too" (a maintainer read both)."""
+    import hashlib
+    import json
+
+    root = tmp_path / "fx"
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", root / "duel")
+    where = root / "duel" / "fingerprint.json"
+    sound = where.read_bytes()
+    printed = json.loads(sound)
+    hp = printed["summary"]["combatants"][0]["hp"]
+    printed["summary"]["combatants"][0]["hp"] = hp + 1
+    where.write_text(json.dumps(printed))
+    run = _record("duel", "--dir", str(root))
+    assert run.stdout.splitlines() == [
+        "recorded duel: 38 events (unchanged)",
+        f"  the old fingerprint.json was broken ({where}: its summary does not match its sha256 (one of them was "
+        "edited)): written again"], run.output
+    assert where.read_bytes() == sound
+    printed["sha256"] = hashlib.sha256(json.dumps(printed["summary"], sort_keys=True,
+                                                  separators=(",", ":")).encode()).hexdigest()
+    where.write_text(json.dumps(printed))
+    assert check(root / "duel").problems and not check(root / "duel").broken
+    run = _record("duel", "--dir", str(root))
+    assert run.stdout.splitlines()[1] == (
+        "  the events are the same, but the old fingerprint.json recorded another end state (fingerprint.json): at "
+        f"$.combatants[0].hp, was {hp + 1}, now {hp}"), run.output
+
+
+def test_record_takes_several_names_or_all_and_records_the_others_past_a_refusal(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch
+                                                                                ) -> None:
+    """docs/fixtures.md: ``record --all`` records every fixture under ``--dir`` in turn; with ties going to the
+    attacker, the fixture whose script no longer fits is refused and left as it was, said, the others recorded,
+    exit 3 (written, but not all as asked: README's exit codes), saying what was written; names and ``--all``
+    together, or neither, are refused (exit 2)."""
+    from omen_core.rules import attack
+
+    root = tmp_path / "fx"
+    for name in ("duel-interrupt-pass-dodge-miss", "crit-tie-crit-damage-cancelled-crit"):
+        shutil.copytree(ROOT / name, root / name)
+    tied = (root / "crit-tie-crit-damage-cancelled-crit" / "fight.jsonl").read_bytes()
+    assert _record("--all", "--dir", str(root)).stdout.count("(unchanged)") == 2
+    monkeypatch.setattr(attack, "hits", lambda attack_total, total_defense: attack_total >= total_defense)
+    run = _record("crit-tie-crit-damage-cancelled-crit", "duel-interrupt-pass-dodge-miss", "--dir", str(root))
+    assert run.exit_code == 3
+    said = run.stdout.splitlines()
+    assert said[0].startswith("refused crit-tie-crit-damage-cancelled-crit: crit-tie-crit-damage-cancelled-crit: "
+                              "the scenario does not run under the current rules"), said
+    assert said[-1].startswith("recorded duel-interrupt-pass-dodge-miss: 38 events"), said
+    assert "1 of 2 fixtures refused (above), left as they were; the others are recorded" in run.stderr
+    assert "but omen had written: fixture duel-interrupt-pass-dodge-miss recorded (38 events)" in run.stderr
+    assert (root / "crit-tie-crit-damage-cancelled-crit" / "fight.jsonl").read_bytes() == tied
+    for args in (["--all", "x"], []):
+        refused = _record(*args, "--dir", str(root))
+        assert refused.exit_code == 2 and "--all" in refused.stderr, refused.output
+
+
+def test_a_change_of_the_core_ruleset_names_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/fixtures.md: every fight records the ruleset at its start, so a condition's number changed in the core
+    ruleset moves a fixture at seq 1; the divergence names the file (omen's core ruleset; a scenario's own
+    ``ruleset`` file where it names one), and ``check`` says it as recorded and now."""
+    import msgspec
+    from typer.testing import CliRunner
+
+    from omen_cli import app
+    from omen_core import content
+
+    core = content.CORE_RULESET
+    fatigued = core.conditions["Fatigued"]
+    changed = msgspec.structs.replace(core, conditions={**core.conditions, "Fatigued": msgspec.structs.replace(
+        fatigued, attribute_bonus=fatigued.attribute_bonus - 1)})
+    monkeypatch.setattr(content, "CORE_RULESET", changed)
+    d = check(ROOT / "duel-interrupt-pass-dodge-miss").divergence
+    assert d is not None and (d.seq, d.field, d.written) == (
+        1, "$.event.ruleset.conditions.Fatigued.attribute_bonus", "omen's core ruleset (omen_core/data/core.toml)")
+    root = tmp_path / "fx"
+    shutil.copytree(ROOT / "duel-interrupt-pass-dodge-miss", root / "duel")
+    said = CliRunner().invoke(app, ["fixtures", "check", "--dir", str(root)], env={"COLUMNS": "400"}).stdout
+    assert (f"first divergence at seq 1, $.event.ruleset.conditions.Fatigued.attribute_bonus: recorded "
+            f"{fatigued.attribute_bonus}, now {fatigued.attribute_bonus - 1} (written in omen's core ruleset "
+            "(omen_core/data/core.toml))") in said, said
