@@ -523,8 +523,8 @@ def test_a_salt_not_the_fixtures_own_is_a_regression_and_record_says_changed(tmp
     result = check(copy)
     assert not result.ok and not result.broken and result.divergence is not None
     assert (result.divergence.seq, result.divergence.field) == (10, "$.salt")
-    made = record(copy)
-    change, was, end_state = made.change, made.was, made.end_state
+    again = record(copy)
+    change, was, end_state = again.change, again.was, again.end_state
     assert was == "changed" and change is not None and change.field == "$.salt" and end_state is None
     assert check(copy).ok
 
