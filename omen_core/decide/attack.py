@@ -285,6 +285,10 @@ def _in_hand(draft: Draft, cmd: AnswerActiveDefense, why: str) -> str:
     weapon the sheet has not says so, as an attack naming one does (C4; it said "not in hand": found by a tester)."""
     fighter = draft.combatant(cmd.defender)
     shield = fighter.sheet.shield
+    if cmd.defense == "block" and why == rules.SPELL_BLOCK and attack_frame(draft).declaration.kind == "ranged_spell":
+        return (why.removesuffix(" (§Which Defenses Apply)") + ", and a ranged one with Veteran Shield Training too "
+                "(§Which Defenses Apply: \"Ranged Spell attacks can be Dodged; Blocked only with a magical shield "
+                "and Veteran Shield Training\")")  # the whole line, not its half (a rules lawyer)
     if cmd.defense == "block" and shield is not None and shield.id not in fighter.wielding and \
             why == "Block needs a shield (C9)":
         return (f"Block needs the shield in hand (C9, C35): {shield.id!r} is not in hand; in hand: "

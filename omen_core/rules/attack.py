@@ -117,6 +117,11 @@ def is_crit(fcs: int, res: int) -> bool:
     return fcs > res
 
 
+#: Why a Block is refused against a spell with a shield that is not magical: words the window's ``ineligible``
+#: records (logs already written hold them; a refusal of a ranged spell's Block adds the rest of the rule).
+SPELL_BLOCK = "a spell attack can be Blocked only with a magical shield (§Which Defenses Apply)"
+
+
 def ineligibility(defense: ActiveDefense, kind: AttackKind, *, prone: bool, weapon: bool,
                   magical_weapon: bool, shield: bool, magical_shield: bool,
                   veteran_shield: bool) -> str | None:
@@ -141,7 +146,7 @@ def ineligibility(defense: ActiveDefense, kind: AttackKind, *, prone: bool, weap
             if not shield:
                 return "Block needs a shield (C9)"
             if is_spell(kind) and not magical_shield:
-                return "a spell attack can be Blocked only with a magical shield (§Which Defenses Apply)"
+                return SPELL_BLOCK
             if is_ranged(kind) and not veteran_shield:
                 return "a ranged attack can be Blocked only with Veteran Shield Training (§Which Defenses Apply)"
             return None

@@ -1066,6 +1066,21 @@ class TestIllegalCommands:
         assert "Parry needs a wielded weapon (C9) (in hand: no weapon); this window allows dodge or declining" in said
         fight.defend("vesh", None)
 
+    def test_a_ranged_spells_block_refused_says_the_whole_line(self, play: Play) -> None:
+        """§Which Defenses Apply ("Ranged Spell attacks can be Dodged; Blocked only with a magical shield and Veteran
+        Shield Training"): Kael's firebolt on Vesh, who holds a mundane buckler and has no training: the Block is
+        refused naming both (it named the magical shield alone: a rules lawyer); the window's recorded refusal keeps
+        its words."""
+        fight = duel(play, [6, 1, 1, 5], attacker=kael(weapons=(FIREBOLT,)), defender=vesh(**MUNDANE_KIT), spare=1)
+        fight.attack("kael", "vesh")
+        said = str(refused(fight, lambda: fight.defend("vesh", "block"), "C9"))
+        assert ("'vesh' cannot block: a spell attack can be Blocked only with a magical shield, and a ranged one with "
+                "Veteran Shield Training too (§Which Defenses Apply: \"Ranged Spell attacks can be Dodged; Blocked "
+                "only with a magical shield and Veteran Shield Training\")") in said, said
+        assert "a spell attack can be Blocked only with a magical shield (§Which Defenses Apply)" in \
+            last(fight, ActiveDefenseWindowOpened).ineligible
+        fight.defend("vesh", None)
+
     def test_block_without_a_shield(self, play: Play) -> None:
         """C9: Block needs a shield."""
         fight = duel(play, [6, 1, 1, 5], spare=1)
