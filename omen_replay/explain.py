@@ -19,7 +19,7 @@ import msgspec
 
 from omen_core.abilities import PASS, USE, answer_target
 from omen_core.commands import EndFight, EndTurn
-from omen_core.content import Ability, Heal, IncomingDamage, Weapon
+from omen_core.content import Ability, ConvertToWill, Heal, IncomingDamage, Weapon
 from omen_core.decide import passed_over_at
 from omen_core.decisions import deferred_words, waiting_point
 from omen_core.derive import bonus_source, hit_numbers, override_allowing
@@ -838,6 +838,8 @@ def _attack(known: Derivations, events: list[tuple[StoredEvent, FightState]]) ->
                 where = f"{e.target}'s HP (converted to Will, but no Will is left: all of it to HP, C31)"
             elif e.overflow:
                 where += f" ({e.final - e.overflow}; the {e.overflow} beyond the Will left to HP, C31)"
+            elif e.resource == "hp":
+                where += _conversion_idle(state, e.target, e.damage_type)
             verdicts.append(f"{e.final} {e.damage_type} damage to {where}")
             verdicts += _unmoved(e, state, "{who}: HP 0 -> 0")
         elif isinstance(rec.event, CatchWindowOpened):
@@ -1824,6 +1826,24 @@ def command_said(event: CommandIssued) -> str:
             + (f", given by {event.by}" if event.by else "")
             + (f"; its faces typed by {', then '.join(f'{r.by} ({r.faces})' for r in event.faces_by)}"
                if event.faces_by else ""))
+
+
+def _conversion_idle(state: FightState, who: str, damage_type: str) -> str:
+    """Why physical damage on ``who``'s HP was not converted to Will, where ``who`` holds a Will conversion (C31: its
+    sheet's feature, or an ability's) and is helpless when it lands: `` (its Will conversion gives nothing while
+    Paralysed: ...)``, naming the ruling (a rules lawyer read the damage on HP, nothing said); "" otherwise."""
+    fighter = state.combatants.get(who)
+    if fighter is None or state.ruleset is None or damage_type not in state.ruleset.damage_types.physical:
+        return ""
+    holds = bool(fighter.sheet.features.will_conversion) or any(
+        isinstance(effect, ConvertToWill) for ability in fighter.sheet.abilities if isinstance(ability, Ability)
+        for effect in ability.effects)
+    if not holds or not (fighter.helpless or fighter.down):
+        return ""
+    which = ("at 0 HP, Dying (C36)" if fighter.hp == 0 or fighter.dying else
+             next((f"{c} (C10)" for c in ("Paralysed", "Incapacitated") if fighter.has(c)), "helpless (C10)"))
+    return (f" (its Will conversion gives nothing while {which}: docs/rulings.md, \"Will conversion needs an owner "
+            "able to act\")")
 
 
 def _command_told(event: CommandIssued, rec: StoredEvent) -> str:

@@ -1898,3 +1898,24 @@ class TestInterruptsNotOffered:
         assert any(isinstance(r.event, ReactionWindowOpened) and r.event.responders == ("kael",)
                    for r in fight.events)
         assert self.said(fight) == []
+
+
+@pytest.mark.parametrize("paralysed", [True, False])
+def test_a_paralysed_will_converters_damage_on_hp_names_the_ruling(paralysed: bool) -> None:
+    """C10, C31 and docs/rulings.md ("Will conversion needs an owner able to act"): Bo converts physical damage to
+    Will (automatic), but Paralysed gives nothing of it: Kael's unarmed hit lands on his HP, Will untouched, and the
+    explanation says why (a rules lawyer read the damage on HP, nothing said); not Paralysed, it lands on Will."""
+    bo = msgspec.structs.replace(sheet("bo", side="raiders", will=20), features=Features(will_conversion=True))
+    fight = new_fight(sheet("kael"), bo, faces=[6, 6, 1, 1, 6, 6])
+    if paralysed:
+        fight.apply_condition("bo", "Paralysed")
+    fight.attack("kael", "bo", unarmed=True)
+    if not paralysed:
+        fight.defend("bo", None)
+    damage = next(r for r in fight.events if isinstance(r.event, DamageResolved))
+    assert isinstance(damage.event, DamageResolved) and damage.event.final > 0
+    assert damage.event.resource == ("hp" if paralysed else "will")
+    said = [v for v in explain(fight.events, damage.seq).verdicts if "damage to bo's" in v]
+    ruling = ("(its Will conversion gives nothing while Paralysed (C10): docs/rulings.md, \"Will conversion needs an "
+              "owner able to act\")")
+    assert said == [f"{damage.event.final} crushing damage to bo's {'HP ' + ruling if paralysed else 'WILL'}"], said
