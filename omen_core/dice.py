@@ -194,7 +194,9 @@ class SurplusFaces(DiceError, BadInput):
         self.physical = physical  # the faces went to physical dice alone (in a seeded fight, C29)
         used = sum(len(r.pool) for r in self.rolled)
         what = describe_dice(self.rolled) if self.rolled else "no dice"
-        why = (f": it stops first at {stops}, and the dice after it are rolled by the command that answers it "
+        then = "it stops first at" if not used else \
+            f"once {'it is' if used == 1 else 'they are'} rolled, it stops at"  # (read as rolling none: a tester)
+        why = (f": {then} {stops}, and the dice after it are rolled by the command that answers it "
                "(give the faces there);") if stops else ":"
         rolls = ("the physical dice of this command (its others are the fight's own dice) are" if physical
                  else "this command rolls")

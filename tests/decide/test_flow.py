@@ -525,8 +525,8 @@ class TestSurplusFacesAtATie:
     def test_faces_past_a_roll_off_that_ties_again_name_the_window_it_waits_at(self) -> None:
         """C19, C29: allies kael and mira tie at 11 (d20 10 + 1 each); a roll_off given 4 faces rolls 6 and 6 (7 and
         7: tied again) and waits at the tie among allies again: refused, naming that window in words ("the
-        initiative tie among allies window", not "the an initiative ...", and "kael, mira answer"), nothing
-        written."""
+        initiative tie among allies window", not "the an initiative ...", and "kael, mira answer") once its two
+        dice are rolled (it said "stops first", read as rolling none: a rules lawyer), nothing written."""
         from omen_core.commands import RollInitiative, RollOff
         from omen_core.dice import ManualDice, SurplusFaces
 
@@ -537,8 +537,8 @@ class TestSurplusFacesAtATie:
         with pytest.raises(SurplusFaces) as refused:
             fight.execute(RollOff(dice=(6, 6, 3, 3)))
         said = str(refused.value)
-        assert "it stops first at the initiative tie among allies window (C19), where kael, mira answer with " \
-               "agree_initiative or roll_off" in said and "2 faces too many" in said
+        assert "once they are rolled, it stops at the initiative tie among allies window (C19), where kael, mira " \
+               "answer with agree_initiative or roll_off" in said and "2 faces too many" in said
         assert list(store.read_lines("ties", 0)) == before
 
 
