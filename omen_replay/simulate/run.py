@@ -247,13 +247,14 @@ WORKER_WAIT: Final = 30.0
 
 
 @contextmanager
-def dask(address: str, *, wait: float = WORKER_WAIT, waiting: Callable[[str], None] | None = None,
+def dask(address: str, *, wait: float | None = None, waiting: Callable[[str], None] | None = None,
          connect: float | None = None) -> Iterator[Backend]:
     """A Dask cluster through its ``concurrent.futures`` executor: ``address`` is a scheduler's
     (``tcp://host:8786``), or ``local:N`` for a ``distributed.LocalCluster`` of N worker processes, one thread each,
     serving no dashboard, made here and closed at the end. A scheduler is given ``connect`` seconds to answer
-    (:data:`CONNECT_WAIT` by default); one with no worker is waited on for ``wait`` seconds (said first to
-    ``waiting``), then refused. Needs the ``omen[dask]`` extra."""
+    (:data:`CONNECT_WAIT` by default); one with no worker is waited on for ``wait`` seconds (:data:`WORKER_WAIT` by
+    default, read when called; said first to ``waiting``), then refused. Needs the ``omen[dask]`` extra."""
+    wait = WORKER_WAIT if wait is None else wait
     try:
         distributed: Any = importlib.import_module("distributed")
     except ImportError:

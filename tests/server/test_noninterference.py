@@ -3,11 +3,12 @@ may not see, on any path, against a real ``omen serve`` process on SQLite and on
 
 The worlds, the plan and the comparison are in :mod:`tests.server.noninterference`. Hypothesis draws the plan (a
 seed for its choices, its length, the dice, the HP display), derandomized so that CI runs the same fights every
-time; three plans are pinned (``@example``) that together log every event type and see the hidden combatant both
-leave the fight and fall, which the last assertion checks on each backend: undo and redo, Will conversion, Rogue
-routing, Catch, Attacks of Opportunity and Interrupts, ambushes, initiative ties and roll-offs among them. Should
-a change to the engine move those plans off a situation, the assertion names it; ``python -m
-tests.server.noninterference`` finds plans that cover everything again.
+time; six plans are pinned (``@example``) that together log every event type and see the hidden combatant both
+leave the fight and fall, which the last assertion checks on SQLite: undo and redo, Will conversion, Rogue
+routing, Catch, Attacks of Opportunity and Interrupts, ambushes, initiative ties and roll-offs among them.
+PostgreSQL plays two of them (one manual, one seeded) and its own random plans. Should a change to the engine move
+those plans off a situation, the assertion names it; ``python -m tests.server.noninterference`` finds plans that
+cover everything again.
 
 Beside it, two scripted fights in process (fast: a few seconds) put the hidden combatant on a side the table sees
 (beside the raiders, beside the heroes), tie everyone's initiative, open reactions and an NPC's ability decision,
@@ -32,10 +33,17 @@ from omen_core.events import EVENT_TYPES
 from tests.server.noninterference import first_difference, plan, play, play_scripted
 from tests.server.processes import Server
 
-#: How many fights each backend plays besides the two pinned ones (each fight twice: world A and world B); fewer
+#: How many fights each backend plays besides the pinned ones (each fight twice: world A and world B); fewer
 #: on PostgreSQL, where each answer costs round trips to the database, to stay within CI's time.
 EXAMPLES = {"sqlite": int(os.environ.get("OMEN_NONINTERFERENCE_EXAMPLES", "6")),
             "postgresql": int(os.environ.get("OMEN_NONINTERFERENCE_EXAMPLES_PG", "2"))}
+#: The pinned plans PostgreSQL plays too (one of each dice mode); SQLite plays every pinned plan and checks that
+#: together they log every event type. What a seat is shown is decided above the store, the same for both; what
+#: PostgreSQL adds is its own path to each answer (its reads, its errors, its round trips), which these plans and
+#: the random ones walk. (All six pinned plans on PostgreSQL cost CI about two minutes of one worker.)
+PINNED_ON_POSTGRESQL = {(52, "manual"), (1, "seeded")}
+#: Every pinned plan's seed and dice (the ``@example``s below, each of length 50).
+PINNED = {(52, "manual"), (1, "seeded"), (79, "seeded"), (13, "manual"), (2, "manual"), (4, "manual")}
 #: What the examples together must go through besides every event type.
 SITUATIONS = {"the hidden combatant left", "the hidden combatant fell"}
 #: Event types a fight on the server never logs: a change of dice source (a server rolls a seeded fight with the
@@ -82,6 +90,8 @@ def test_no_seat_can_tell_two_worlds_apart(server: Server, request: pytest.Fixtu
         @given(seed=st.integers(0, 2**32), length=st.integers(20, 70), dice=st.sampled_from(["seeded", "manual"]),
                hp=st.sampled_from(["exact", "banded", "hidden"]))
         def worlds(seed: int, length: int, dice: str, hp: str) -> None:
+            if backend == "postgresql" and length == 50 and (seed, dice) in PINNED - PINNED_ON_POSTGRESQL:
+                return  # a pinned plan SQLite plays (above)
             the_plan = plan(seed, length, dice, hp)
             n = next(_COUNT)
             a, b, kinds = play(client, the_plan, (f"ni-{n}-a", f"ni-{n}-b"),
@@ -91,8 +101,9 @@ def test_no_seat_can_tell_two_worlds_apart(server: Server, request: pytest.Fixtu
             assert difference is None, f"plan({seed}, {length}, {dice!r}, {hp!r}): {difference}"
 
         worlds()
-    every: set[Any] = {str(kind.__struct_config__.tag) for kind in EVENT_TYPES} - NEVER | SITUATIONS
-    assert every - logged == set(), "what no example went through"
+    if backend == "sqlite":  # every pinned plan, and the random ones
+        every: set[Any] = {str(kind.__struct_config__.tag) for kind in EVENT_TYPES} - NEVER | SITUATIONS
+        assert every - logged == set(), "what no example went through"
 
 
 #: What each scripted fight must go through: ties and roll-offs (C19), reaction windows and a pass (C23, C24), an
