@@ -106,6 +106,22 @@ class TestTypedAccess:
 
 
 class TestEnvelope:
+    def test_the_canonical_forms_docs_events_md_states(self) -> None:
+        """docs/events.md (a reader that rebuilds a body): mapping keys sorted by code point (U+FF5E before U+1F600,
+        which a UTF-16 sort puts first), control characters escaped in JSON.stringify's forms and nothing else
+        (DEL, U+2028 raw), decimals with a point from 10^-5 to below 10^16 and exponents without + beyond (an
+        independent verifier had to guess each)."""
+        from omen_core.events import _ENCODER
+
+        assert _ENCODER.encode({"\U0001f600": 1, "\uff5e": 2, "b": 3, "a": 4}) \
+            == '{"a":4,"b":3,"\uff5e":2,"\U0001f600":1}'.encode()
+        assert _ENCODER.encode('"\\\b\f\n\r\t\x1f\x00\x7f\u2028\u00e9') \
+            == '"\\"\\\\\\b\\f\\n\\r\\t\\u001f\\u0000\x7f\u2028\u00e9"'.encode()
+        said = [_ENCODER.encode(x).decode() for x in (2.0, 1.4, 0.99, 0.000015, 1e15, 1e16, 1e20,
+                                                       1.2345678901234568e17, 3.3e-6, 1e-7)]
+        assert said == ["2.0", "1.4", "0.99", "0.000015", "1000000000000000.0", "1e16", "1e20",
+                        "1.2345678901234568e17", "3.3e-6", "1e-7"]
+
     def test_canonical_body_field_order(self) -> None:
         """The canonical body lists the envelope fields in declaration order, without the hash."""
         rec = seal("f", 1, 42, GENESIS_HASH, SeedRevealed(seed="ab"))
