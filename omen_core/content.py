@@ -123,8 +123,8 @@ Die = Annotated[str, msgspec.Meta(pattern=DIE_PATTERN,
                                   description=f"a die, d2 to d{MAX_SIDES}, such as d8 (C1)")]
 DiceCount = Annotated[int, msgspec.Meta(ge=1, le=MAX_DICE, description=f"how many dice, 1 to {MAX_DICE}")]
 Identifier = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$(?!\n)",
-                                         description="an id: 1 to 64 letters, digits, '.', '_' or '-', "
-                                                     "starting with a letter or digit")]
+                                         description="an id: 1 to 64 ASCII letters (a-z, A-Z), digits, '.', '_' "
+                                                     "or '-', starting with a letter or digit")]
 
 
 Name = Annotated[str, msgspec.Meta(

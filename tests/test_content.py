@@ -549,8 +549,8 @@ class TestAKeyThatIsNoId:
         text = GRIT + '\n[abilities."grit two"]\nname = "Grit Two"\nuse = "passive"\n'
         with pytest.raises(ContentError) as info:
             decode_content(text, AbilityLibrary, source="lib-id.toml", fmt="toml")
-        assert str(info.value) == ("lib-id.toml:6: [C37] Expected an id: 1 to 64 letters, digits, '.', '_' or '-', "
-                                   "starting with a letter or digit (at $.abilities.\"grit two\")")
+        assert str(info.value) == ("lib-id.toml:6: [C37] Expected an id: 1 to 64 ASCII letters (a-z, A-Z), digits, "
+                                   "'.', '_' or '-', starting with a letter or digit (at $.abilities.\"grit two\")")
 
     def test_in_json_too(self) -> None:
         """The same in a JSON library: the key's line, the key in the path."""
