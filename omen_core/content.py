@@ -33,7 +33,7 @@ from typing import (
 import msgspec
 
 from .defaults import settle_defaults
-from .errors import ContentError, RuleViolation, expect
+from .errors import ContentError, RuleViolation, expect, otherwise_said, written_otherwise
 from .limits import (
     DIE_PATTERN,
     MAX_DICE,
@@ -1584,9 +1584,9 @@ def near(given: str, known: Iterable[str]) -> list[str]:
     """The one of ``known`` ``given`` most likely misspells: the same but for case (``burning``, ``Burning``), else
     the closest spelling; none if nothing is close."""
     names = list(known)
-    same = [k for k in names if k.lower() == given.lower()]
-    if same:
-        return same[:1]
+    same = written_otherwise(given, names)  # the same but for case or Unicode normalization
+    if same is not None:
+        return [same]
     lowered = {k.lower(): k for k in names}
     return [lowered[c] for c in difflib.get_close_matches(given.lower(), list(lowered), n=1)]
 
@@ -1595,8 +1595,9 @@ def known_words(given: str, known: Iterable[str], what: str = "the ruleset knows
     """``the ruleset knows: A, B, C`` and, if ``given`` is close to one, ``; did you mean 'B'?``: for a name a
     content file gives that its ruleset does not know (a condition, a damage type)."""
     names = list(known)
+    otherwise = otherwise_said(given, names)  # the same text written otherwise says how
     close = near(given, names)
-    return f"{what}: {', '.join(names)}" + (f"; did you mean {close[0]!r}?" if close else "")
+    return f"{what}: {', '.join(names)}" + (otherwise or (f"; did you mean {close[0]!r}?" if close else ""))
 
 
 def non_finite(value: object, path: str = "$") -> tuple[str, str] | None:

@@ -7,6 +7,8 @@ which file and line), and its message says what went wrong and where.
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
@@ -142,13 +144,35 @@ class RuleViolation(OmenError):
         return where + field[1:] if isinstance(field, str) and field.startswith("$") else None
 
 
+def written_otherwise(given: str, known: Iterable[str]) -> str | None:
+    """The one of ``known`` that ``given`` is but for case or Unicode normalization (``Ryu`` for ``ryu``; ``Café``
+    written e + U+0301 for ``Café`` written U+00E9, as an editor on macOS may save it), or None: names are compared
+    as written, code point for code point, and such a pair looks the same to a reader (a tester)."""
+    def folded(text: str) -> str:
+        return unicodedata.normalize("NFC", text).casefold()
+    return next((k for k in known if k != given and folded(k) == folded(given)), None)
+
+
+def otherwise_said(given: str, known: Iterable[str]) -> str:
+    """``; did you mean 'ryu'? (...)`` for a name written otherwise than one ``known`` (:func:`written_otherwise`),
+    saying how it differs; "" otherwise."""
+    meant = written_otherwise(given, known)
+    if meant is None:
+        return ""
+    how = ("the same letters in another case: names are compared as written"
+           if unicodedata.normalize("NFC", meant) != unicodedata.normalize("NFC", given) else
+           "the same text written with other code points (another Unicode normalization: save the file as NFC)")
+    return f"; did you mean {meant!r}? ({how})"
+
+
 class UnknownCombatant(RuleViolation):
     """A command names a combatant who has not joined the fight."""
 
     def __init__(self, combatant: str, known: list[str]):
         self.combatant, self.known = combatant, known
         names = ", ".join(known) or "none yet"
-        super().__init__("setup", f"no combatant {combatant!r} in this fight (joined: {names})")
+        super().__init__("setup", f"no combatant {combatant!r} in this fight (joined: {names}"
+                                  f"{otherwise_said(combatant, known)})")
 
 
 class DiceError(OmenError):

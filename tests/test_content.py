@@ -804,3 +804,13 @@ def test_an_incoming_damage_multiplier_past_1000_is_refused_at_the_join(written:
     for taken in ("1000", '"5000/5"', '"7/5"'):
         sheet = decode_content(f'{{"multiply": {taken}}}', IncomingDamage)
         assert not sheet.too_large()
+
+
+def test_a_ruleset_name_written_in_another_normalization_says_so() -> None:
+    """A sheet's damage type written e + U+0301 where the ruleset has é (U+00E9) is named as the same text written
+    with other code points, not merely "did you mean" a name that looks identical (a tester's GM, saving on macOS)."""
+    from omen_core.content import known_words
+
+    said = known_words("Cafe\u0301", ["Caf\u00e9", "fire"])
+    assert said == ("the ruleset knows: Caf\u00e9, fire; did you mean 'Caf\u00e9'? (the same text written with other "
+                    "code points (another Unicode normalization: save the file as NFC))")

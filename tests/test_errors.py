@@ -125,3 +125,29 @@ class TestFields:
     def test_content_error_with_line(self) -> None:
         """A ContentError with a line number shows file:line and the JSON path."""
         assert str(ContentError("s.toml", "$.hp", "Expected `int`", line=4)) == "s.toml:4: Expected `int` (at $.hp)"
+
+
+def test_a_name_written_otherwise_is_said_so() -> None:
+    """Names are compared as written: one that differs from a known one only by case, or only by Unicode
+    normalization (é as one code point, or as e and U+0301, as an editor on macOS may save it), is named with how
+    it differs (a tester's GM read two names that looked the same); a name that merely resembles another is not."""
+    from omen_core.errors import otherwise_said, written_otherwise
+
+    composed, decomposed = "Caf\u00e9", "Cafe\u0301"
+    assert written_otherwise(decomposed, ["Tea", composed]) == composed
+    assert otherwise_said(decomposed, [composed]) == (
+        f"; did you mean {composed!r}? (the same text written with other code points (another Unicode "
+        "normalization: save the file as NFC))")
+    assert otherwise_said("Ryu", ["kael", "ryu"]) == (
+        "; did you mean 'ryu'? (the same letters in another case: names are compared as written)")
+    assert otherwise_said("ryu", ["ryu"]) == "" and otherwise_said("vesh", ["ash", "bo"]) == ""
+
+
+def test_an_unknown_combatant_written_in_another_case_names_the_one_meant() -> None:
+    """A command naming 'Ryu' where 'ryu' joined is refused naming the one meant (it listed the ids alone)."""
+    from omen_core.errors import UnknownCombatant
+
+    assert str(UnknownCombatant("Ryu", ["kael", "ryu"])) == (
+        "[setup] no combatant 'Ryu' in this fight (joined: kael, ryu; did you mean 'ryu'? (the same letters in "
+        "another case: names are compared as written))")
+    assert str(UnknownCombatant("vesh", ["ash", "bo"])) == "[setup] no combatant 'vesh' in this fight (joined: ash, bo)"

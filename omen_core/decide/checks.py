@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..commands import CheckSpec, Contest, StaticCheck
 from ..derive import check_total
-from ..errors import RuleViolation
+from ..errors import RuleViolation, otherwise_said
 from ..events import (
     ContestResolved,
     PoolTag,
@@ -75,6 +75,7 @@ def _attribute_and_level(draft: Draft, spec: CheckSpec) -> tuple[str, int]:
     default = draft.ruleset.skill_attributes.get(spec.skill)
     if default is not None:
         return default, 0
-    known = ", ".join(sorted({*sheet.skills, *draft.ruleset.skill_attributes})) or "none"
+    names = sorted({*sheet.skills, *draft.ruleset.skill_attributes})
     raise RuleViolation("C2", f"{sheet.id!r} has no skill {spec.skill!r} and the ruleset gives it "
-                              f"no default attribute (skills: {known})")
+                              f"no default attribute (skills: {', '.join(names) or 'none'}"
+                              f"{otherwise_said(spec.skill, names)})")
