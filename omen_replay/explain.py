@@ -19,7 +19,7 @@ import msgspec
 
 from omen_core.abilities import PASS, USE, answer_target
 from omen_core.commands import EndFight, EndTurn
-from omen_core.content import Ability, ConvertToWill, Heal, IncomingDamage, Weapon
+from omen_core.content import SHIPPED_ABILITIES, Ability, ConvertToWill, Heal, IncomingDamage, Weapon
 from omen_core.decide import passed_over_at
 from omen_core.decisions import deferred_words, waiting_point
 from omen_core.derive import bonus_source, hit_numbers, override_allowing
@@ -1835,9 +1835,11 @@ def _conversion_idle(state: FightState, who: str, damage_type: str) -> str:
     fighter = state.combatants.get(who)
     if fighter is None or state.ruleset is None or damage_type not in state.ruleset.damage_types.physical:
         return ""
-    holds = bool(fighter.sheet.features.will_conversion) or any(
-        isinstance(effect, ConvertToWill) for ability in fighter.sheet.abilities if isinstance(ability, Ability)
-        for effect in ability.effects)
+    sheet = fighter.sheet  # a feature flag is the shorthand of a shipped ability (C37): read as that ability
+    shipped = [SHIPPED_ABILITIES.get(a) for a in sheet.listed_by_id()]
+    holds = any(isinstance(effect, ConvertToWill) for ability in (*sheet.written_abilities(),
+                                                                  *sheet.shorthand_abilities(), *shipped)
+                if ability is not None for effect in ability.effects)
     if not holds or not (fighter.helpless or fighter.down):
         return ""
     which = ("at 0 HP, Dying (C36)" if fighter.hp == 0 or fighter.dying else
