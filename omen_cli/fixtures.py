@@ -98,7 +98,7 @@ def fixtures_record(
             continue
         try:
             _record_one(root, name)
-        except OmenError as exc:  # the others are still recorded; the refusal is said, and the exit is 2
+        except OmenError as exc:  # the others are still recorded; the refusal is said, and the exit is 2 or 3
             refused.append(exc)
             out.print(f"[red]refused[/] {escape(name)}: {escape(str(exc))}", soft_wrap=True)
     if refused:

@@ -425,7 +425,6 @@ def _at_dice(refused: DiceError, parsed: Command, command: str | None, file: Pat
     return refused.placed(source, at, lines(at) if parsed.dice is not None else lines("$.command"), words)
 
 
-
 def _recorded_by(issued: Any, by: str) -> str:
     """What a retry given with another ``--by`` is told: who the command is recorded as given by (--by is only for
     the record; the idempotency key names the command)."""

@@ -170,6 +170,13 @@ def _read(directory: Path, name: str) -> bytes | FixtureResult:
 def _fingerprint_of(directory: Path) -> dict[str, Any] | FixtureResult:
     """fingerprint.json read and checked to be one: an object with a summary and the sha256 of that summary's
     canonical JSON (an edited summary, or an edited digest, is a broken fixture, not a changed rule)."""
+    read = _fingerprint_read(directory)
+    return read if isinstance(read, dict | FixtureResult) else _broken(directory, read)
+
+
+def _fingerprint_read(directory: Path) -> dict[str, Any] | FixtureResult | str:
+    """fingerprint.json as :func:`_fingerprint_of` reads it: the fingerprint, the broken fixture a file that cannot
+    be read makes, or what is wrong with one that was read, in words."""
     where = directory / "fingerprint.json"
     raw = _read(directory, "fingerprint.json")
     if isinstance(raw, FixtureResult):
@@ -177,12 +184,12 @@ def _fingerprint_of(directory: Path) -> dict[str, Any] | FixtureResult:
     try:
         stored = json.loads(raw)
     except ValueError as exc:
-        return _broken(directory, f"{where} is not JSON ({exc})")
+        return f"{where} is not JSON ({exc})"
     if not (isinstance(stored, dict) and isinstance(stored.get("sha256"), str)
             and isinstance(stored.get("summary"), dict)):
-        return _broken(directory, f"{where} is not a fingerprint (an object with a summary and its sha256)")
+        return f"{where} is not a fingerprint (an object with a summary and its sha256)"
     if _summary_digest(stored["summary"]) != stored["sha256"]:
-        return _broken(directory, f"{where}: its summary does not match its sha256 (one of them was edited)")
+        return f"{where}: its summary does not match its sha256 (one of them was edited)"
     return stored
 
 
@@ -332,8 +339,8 @@ class Recording(NamedTuple):
     """Where the end state the old fingerprint.json recorded differs from the new one's (:func:`end_state_change`:
     the field, its old and its new value as JSON); None if it is the same, or there was no sound old one."""
     unsound: str = ""
-    """Why the old recording could not be replayed (the audit's first reading finding), or the old fingerprint.json
-    used (what was wrong with it), in words; "" where both were sound or new."""
+    """Why the old recording could not be replayed (the audit's first reading finding, or why it could not be read),
+    in words; "" where it was sound, or new."""
     fingerprint_was: str = ""
     """What was wrong with the old fingerprint.json, in words ("" if it was sound, or there was none)."""
 
@@ -358,12 +365,12 @@ def record(directory: Path) -> Recording:
     old, unsound = _old_recording(old_path)
     change = first_divergence(old, events) if old else None
     was = "new" if old is None else "unreadable" if not old else "unchanged" if change is None else "changed"
-    old_print = _fingerprint_of(directory) if print_path.exists() else None
+    old_print = _fingerprint_read(directory) if print_path.exists() else None
     new_print = fingerprint(events)
     old_path.write_bytes(b"".join(encode_line(e) + b"\n" for e in events))
     print_path.write_text(json.dumps(new_print, indent=2, sort_keys=True) + "\n")
-    print_was = old_print.problems[0].partition(": record it again")[0] if isinstance(old_print, FixtureResult) \
-        else ""
+    print_was = old_print if isinstance(old_print, str) else \
+        old_print.problems[0] if isinstance(old_print, FixtureResult) else ""
     return Recording(change, len(events), was,
                      end_state_change(old_print, new_print) if isinstance(old_print, dict) else None,
                      unsound, print_was)
