@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Iterator
 
 import msgspec
@@ -67,6 +68,11 @@ def join(draft: Draft, cmd: Join) -> None:
     sheet = cmd.sheet
     if sheet.id in draft.state.combatants:
         raise RuleViolation("setup", f"a combatant with id {sheet.id!r} has already joined", field="$.id")
+    if not shows_something(sheet.name):  # every page, story and prompt names a combatant by it (a tester's blank
+        # name left a card with no name and an attack offered "with Sword" on no one)
+        raise RuleViolation("setup", f"{sheet.id}'s name {sheet.name!r} shows nothing: give it a name a player can "
+                                     "read (its id is for commands; its name is what every page and story says)",
+                            field="$.name")
     _check_sheet_types(draft, sheet)
     if sheet.incoming_damage.too_large():  # a sheet that multiplied by 1e300 joined, and its first hit made a
         # damage total no log can hold: every answer to that attack was refused (a tester)
@@ -76,6 +82,17 @@ def join(draft: Draft, cmd: Join) -> None:
     _check_abilities(draft, sheet)
     sheet = canonical(sheet)  # as the log holds it (its skills and resistances in the log's order)
     draft.emit(CombatantJoined(sheet=sheet, sheet_hash=content_hash(sheet)))
+
+
+def shows_something(name: str) -> bool:
+    """Whether ``name`` holds a character a reader sees: not empty, nor spaces, format characters (a zero-width
+    space), controls or marks alone.
+
+    >>> shows_something("Ærwyn"), shows_something(""), shows_something("  \u200b ")
+    (True, False, False)
+    """
+    return any(not ch.isspace() and unicodedata.category(ch)[0] not in "CZ" and unicodedata.category(ch) != "Mn"
+               for ch in name)
 
 
 def _check_sheet_types(draft: Draft, sheet: CombatantSheet) -> None:

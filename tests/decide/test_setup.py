@@ -297,3 +297,18 @@ class TestJoinChecksEveryConsequenceAnAbilityWrites:
             'use = "action"\neffects = [{ kind = "save", save = "AGI", against = "AGI", '
             'on_failure = [{ kind = "condition", condition = "Poisoned" }] }]'),)))
         assert [a.id for a in fight.state.combatants["kael"].sheet.written_abilities()] == ["x"]
+
+
+@pytest.mark.parametrize("name", ["", "   ", "\u200b", "\u0301"])
+def test_a_combatant_whose_name_shows_nothing_is_refused_at_join(name: str) -> None:
+    """Every page, story and prompt names a combatant by its name: a blank one (empty, spaces, a zero-width space, a
+    lone combining mark) is refused at join, at ``$.name``, nothing written (a tester's left a card with no name and
+    an attack offered on no one); a name in any script joins."""
+    fight = Fight.start(MemoryStore(), "names", dice=SeededDice.fresh(), clock=lambda: 0)
+    before = fight.version
+    with pytest.raises(RuleViolation, match=r"name .* shows nothing: give it a name a player can read") as refused:
+        fight.join(msgspec.structs.replace(sheet("ryu"), name=name))
+    assert refused.value.rule == "setup" and refused.value.field_under("$") == "$.name"
+    assert fight.version == before
+    fight.join(msgspec.structs.replace(sheet("ryu"), name="\u9f8d\u9a0e\u58eb \u00c6rwyn"))
+    assert fight.state.combatants["ryu"].sheet.name == "\u9f8d\u9a0e\u58eb \u00c6rwyn"
