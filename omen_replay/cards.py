@@ -36,6 +36,7 @@ from typing import Literal
 import msgspec
 
 from omen_core.content import IncomingDamage
+from omen_core.derive import bonus_source
 from omen_core.events import (
     AbilityUsed,
     ActionCancelled,
@@ -491,7 +492,9 @@ class CardBuilder(Visitor):
                 damage_roll = list(event.dice)
             elif isinstance(event, HitDetermined):
                 lowered = _lowered(event, before, decl) if isinstance(decl, AttackDeclared) else None
-                rolls += _hit_rolls(event, dice, lowered.conditions if lowered is not None else 0, _replaced(rolled))
+                guarded = _guarded(event, before, decl) if isinstance(decl, AttackDeclared) else 0
+                rolls += _hit_rolls(event, dice, lowered.conditions if lowered is not None else 0, _replaced(rolled),
+                                    guarded)
                 verdicts += _hit_verdicts(event)
             elif isinstance(event, SaveResolved):
                 rolls += [self._side_roll(f"{self._name(event.saver.roller)}'s {event.saver.attribute} save",
@@ -713,6 +716,15 @@ def _lowered(event: HitDetermined, before: FightState, decl: AttackDeclared) -> 
     return Lowered(conditions, label, decl.weapon is not None, event.crit) if conditions else None
 
 
+def _guarded(event: HitDetermined, before: FightState, decl: AttackDeclared) -> int:
+    """What conditions changed of the target's RES bonus as the hit was determined (C28: the effective bonus less
+    the sheet's), for the defense total to state it as the sheet's value and that change, as explain does (the
+    card folded it into the RES and Active Defense bonuses, or dropped a RES bonus they brought to 0: a tester)."""
+    if decl.target not in before.combatants:
+        return 0
+    return event.defense.res_bonus - bonus_source(before, decl.target, "RES").sheet
+
+
 def _replaced(rolled: list[DiceRolled]) -> dict[int, int]:
     """The faces a reroll replaced in the action's hit roll (C39: both recorded, the new one counts), by the die's
     index in that roll: the first face each die showed."""
@@ -727,10 +739,11 @@ def _replaced(rolled: list[DiceRolled]) -> dict[int, int]:
 
 
 def _hit_rolls(event: HitDetermined, dice: dict[str, tuple[Die, ...]], conditions: int = 0,
-               replaced: dict[int, int] | None = None) -> list[Roll]:
+               replaced: dict[int, int] | None = None, guarded: int = 0) -> list[Roll]:
     """The hit total (C5, its attribute bonus as the sheet's value and what ``conditions`` changed of it, C28) and
-    the total defense (C10, C11, and any Active Defense) as roll strings; a die a reroll changed says the face it
-    replaced (``replaced``, by its index in the hit roll: "7 (d8, rerolled from 1)", C39)."""
+    the total defense (C10, C11, and any Active Defense; its bonuses as the sheet's values and what ``guarded``
+    changed of them) as roll strings; a die a reroll changed says the face it replaced (``replaced``, by its index
+    in the hit roll: "7 (d8, rerolled from 1)", C39)."""
     a, d = event.attack, event.defense
     hit_dice = dice.get("hit", ())
     said = [f"d{die.sides}" + (f", rerolled from {replaced[i]}" if replaced and i in replaced else "")
@@ -739,10 +752,11 @@ def _hit_rolls(event: HitDetermined, dice: dict[str, tuple[Die, ...]], condition
         "primary_die": [w for w, die in zip(said, hit_dice, strict=True) if die.pool == "primary"],
         "fcs_die": [w for w, die in zip(said, hit_dice, strict=True) if die.pool == "fcs"]})
     active = _sizes(dice.get("active_defense", ()), "active")
-    defense = _card_terms(d.terms(), {"res_die": _sizes(dice.get("base_defense", ()), "res")[:1],
-                                      "active_die": [f"{active[0] if active else 'die'} {d.active.defense}"]
-                                      if d.active is not None else []})
-    kept_defense = tuple(t for t in defense if t.die or t.value or t.label.startswith("no RES"))
+    defense = _card_terms(d.terms(guarded), {"res_die": _sizes(dice.get("base_defense", ()), "res")[:1],
+                                             "active_die": [f"{active[0] if active else 'die'} {d.active.defense}"]
+                                             if d.active is not None else []})
+    kept_defense = tuple(t for i, t in enumerate(defense) if t.die or t.value or t.label.startswith("no RES")
+                         or (i + 1 < len(defense) and defense[i + 1].label == "conditions"))  # as _kept, no RES too
     return [Roll(name="hit", terms=_kept(hit), total=a.total), Roll(name="defense", terms=kept_defense,
                                                                       total=d.total)]
 

@@ -70,11 +70,23 @@ def assert_numbers_are_explains(records: list[StoredEvent]) -> None:
 
 
 class TestCards:
+    def test_a_parrying_defenders_bonuses_are_the_sheets_and_what_conditions_took(self) -> None:
+        """C11, C28, rolls-and-resolution §Active Defense: Brin, Fatigued, parries at the Ember Ford (seq 154): her
+        defense line gives RES +1 and AGI +2 as her sheet has them and -1 conditions beside each (it read "+ 1 AGI",
+        her AGI bonus less Fatigued, and no RES at all: a tester), adding up to the total explain gives."""
+        card = cards_of(EMBER)[154]
+        defense = next(r for r in card.rolls if r.name == "defense")
+        assert defense.text() == ("6 (d6) + 1 RES - 1 conditions + 1 armor + 5 (d8 parry) + 2 AGI - 1 conditions + "
+                                  "1 parry rating = 14")
+
     def test_the_issues_roll_string(self) -> None:
-        """Vesh's knife attack on Brin at the Ember Ford reads as the issue writes a roll string; its crit check
-        says the FCS bonus the hit roll does not show (C7: a tester saw "FCS portion 8" unexplained)."""
+        """Vesh's knife attack on Brin at the Ember Ford reads as the issue writes a roll string; Brin's defense
+        says her sheet's RES bonus and what Fatigued took of it (C28), as explain does (the card dropped the RES
+        bonus Fatigued brought to 0: a tester read "6 (d6) + 1 armor"); its crit check says the FCS bonus the hit
+        roll does not show (C7: a tester saw "FCS portion 8" unexplained)."""
         card = cards_of(EMBER)[93]
-        assert [r.text() for r in card.rolls] == ["7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14", "6 (d6) + 1 armor = 7"]
+        assert [r.text() for r in card.rolls] == ["7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14",
+                                                  "6 (d6) + 1 RES - 1 conditions + 1 armor = 7"]
         assert [(v.label, v.numbers) for v in card.verdicts] == [("HIT", "14 vs 7"),
                                                                  ("no crit", "FCS portion 5 (4 FCS dice + 1 FCS bonus)"
                                                                              " vs RES portion 6")]
