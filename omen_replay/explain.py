@@ -1724,8 +1724,12 @@ def _single(known: Derivations, rec: StoredEvent, state: FightState,
             verdicts.append(f"{who}'s {name} ticks{when} (C25, C40): {left} tick{'s' if left != 1 else ''}{of} left"
                             + ("; it ends now (a condition_cleared follows)" if left == 0 else ""))
         case BonusActionsRefilled(who=who, before=had, after=now):
-            verdicts.append(f"{who}'s Bonus Actions refilled at the start of its turn: {had} -> {now} (C20: they "
-                            "do not accumulate, C21)")
+            when = ("at the start of its turn" if state.turn == who else  # else: as the story says it (narrate)
+                    "as the rounds begin (C20: everyone begins them with full Bonus Actions)"
+                    if state.round <= 1 and state.turn is None and not state.turns_taken else
+                    "when its skipped turn would have come (C21)")  # it said "at the start of its turn": a reviewer
+            verdicts.append(f"{who}'s Bonus Actions refilled {when}: {had} -> {now} (C20: they do not accumulate, "
+                            "C21)")
         case SeedRevealed():
             verdicts.append("the GM reveals the seed: every seeded die drawn under its commitment can be checked "
                             "against it (omen verify); a revealed seed is spent, and no undo reaches back past it "

@@ -1539,7 +1539,8 @@ def test_a_fight_the_gm_ends_says_it_was_the_gms_command_and_note() -> None:
     ("Undone", "undoes seq 82 to 88: vesh was never going to strike an ally; those events stay in the log, and every "
                "projection skips them (docs/rulings.md)"),
     ("ConditionTicked", "brin's Fatigued ticks, at round end (C25, C40): 2 ticks of its 3 left"),
-    ("BonusActionsRefilled", "kael's Bonus Actions refilled at the start of its turn: 1 -> 2 (C20: they do not "
+    ("BonusActionsRefilled", "kael's Bonus Actions refilled when its skipped turn would have come (C21): 1 -> 2 "
+                             "(C20: they do not "
                              "accumulate, C21)"),
     ("SeedRevealed", "the GM reveals the seed: every seeded die drawn under its commitment can be checked against it "
                      "(omen verify); a revealed seed is spent, and no undo reaches back past it (C42)"),
@@ -1919,3 +1920,17 @@ def test_a_paralysed_will_converters_damage_on_hp_names_the_ruling(paralysed: bo
     ruling = ("(its Will conversion gives nothing while Paralysed (C10): docs/rulings.md, \"Will conversion needs an "
               "owner able to act\")")
     assert said == [f"{damage.event.final} crushing damage to bo's {'HP ' + ruling if paralysed else 'WILL'}"], said
+
+
+def test_a_refill_says_when_it_came_as_the_story_does() -> None:
+    """C20, C21: at the Ember Ford, Kael (Completely Surprised, C18) loses his round-1 turn: his Bonus Actions refill
+    (seq 76) when the skipped turn would have come, as the session log says (explain said "at the start of its
+    turn", a turn he never had: a reviewer); Brin's at seq 119 at the start of her turn."""
+    from omen_core.events import decode_line
+
+    records = [decode_line(line) for line in EMBER_FORD.read_bytes().splitlines()]
+    said = {seq: [v for v in explain(records, seq).verdicts if "refilled" in v] for seq in (76, 119)}
+    assert said == {76: ["kael's Bonus Actions refilled when its skipped turn would have come (C21): 1 -> 2 (C20: "
+                         "they do not accumulate, C21)"],
+                    119: ["brin's Bonus Actions refilled at the start of its turn: 0 -> 2 (C20: they do not "
+                          "accumulate, C21)"]}
