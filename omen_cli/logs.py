@@ -271,7 +271,8 @@ def log_cmd(
     fight: Annotated[str | None, typer.Option(metavar="ID", help="Which fight, if the store holds several.")] = None,
 ) -> None:
     """Write a fight's session log: a card per action (rolls, defense, hit, damage, resources), a summary at each
-    round's start, every event by seq, undone actions struck through, and the ending."""
+    round's start, every event by seq within its card (a reaction's card follows the action it answered,
+    linked both ways), undone actions struck through, and the ending."""
 
     from omen_core.walk import StoreSource
     from omen_replay.output import output_file
