@@ -342,6 +342,7 @@ class Derivations:
         self.batch = BatchCommand()  # what the batch's command says: a stand_up's movement, a turn ended by itself
         self.told: Callable[[str], bool] = _everyone  # whose decision points not offered are said (a seat's own)
         self.ambush: AmbushStarted | None = None  # the ambush begun last: the minutes waited, if given (C30)
+        self.stood: dict[int, str] = {}  # an attack an undo took back before its hit was determined: its totals then
 
     def begin(self, walk: Walk) -> None:
         """The seqs undone and the seed revealed, as the walk knows them before its first event."""
@@ -368,6 +369,11 @@ class Derivations:
             self.batch_rolls = {}
         if isinstance(rec.event, DiceRolled):
             self.batch_rolls[rec.event.counter] = rec
+        if isinstance(rec.event, Undone) and before is not None:  # what the undo found open, as it stood then
+            for frame in before.stack:
+                stands = _as_it_stands(before, frame)
+                if stands and rec.event.from_seq <= frame.declared_at <= rec.event.to_seq:
+                    self.stood.setdefault(frame.declared_at, stands)
 
     def action(self, events: list[tuple[StoredEvent, FightState]]) -> Explanation | None:
         """The explanation of an action from its events (each with the state before it), the declaration first."""
@@ -405,6 +411,10 @@ class Derivations:
         history = [u for u in self.landmarks.undos if u.from_seq <= found.seq <= u.to_seq]
         if not history:
             return found
+        stood = self.stood.get(found.seq, "")
+        if stood:  # an attack undone before its hit was determined: its totals as they stood (a reviewer saw dice)
+            said = "as it stood when undone: " + stood.removeprefix(" (as it stands: ").removesuffix(")")
+            found = msgspec.structs.replace(found, verdicts=(*found.verdicts, said))
         said = []
         for undo in history:  # in the log's order: each undo, redone or standing (the last only, it said: a GM)
             reason = f": {undo.reason}" if undo.reason else ""

@@ -1934,3 +1934,18 @@ def test_a_refill_says_when_it_came_as_the_story_does() -> None:
                          "they do not accumulate, C21)"],
                     119: ["brin's Bonus Actions refilled at the start of its turn: 0 -> 2 (C20: they do not "
                           "accumulate, C21)"]}
+
+
+def test_an_attack_undone_before_its_hit_was_determined_says_its_totals_as_they_stood() -> None:
+    """docs/explain.md (an undone action is explained as it was): at the Ember Ford Vesh's knife attack on Skarn
+    (seq 84) is undone at its Active Defense window: the explanation gives its totals as the engine reckoned them
+    then, before the undo's verdict, which stays last (a reviewer saw its dice alone). C5: 3 (d8) + 3 (d6) + 2 AGI
+    + 1 knife = 9; C11: Skarn's base defense 3; C7: the crit check already succeeds (FCS portion 4 > RES portion 2)."""
+    from omen_core.events import decode_line
+
+    records = [decode_line(line) for line in EMBER_FORD.read_bytes().splitlines()]
+    found = explain(records, 84)
+    assert found.undone and found.verdicts[-2:] == (
+        "as it stood when undone: hit total 9 against defense 3, before any Active Defense, C8; the crit check "
+        "already succeeds: FCS portion 4 > RES portion 2, C7",
+        "UNDONE: taken back by the undo at seq 90 (seqs 82 to 88): vesh was never going to strike an ally")
