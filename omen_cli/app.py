@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TextIO, cast
 import typer
 from typer.core import TyperGroup
 
-from .console import Stderr, StdoutFailed, err, escape, out
+from .console import Stderr, StdoutFailed, err, escape, masked, out
 
 if TYPE_CHECKING:
     from omen_core.errors import OmenError
@@ -351,7 +351,7 @@ def configure_logging(fmt: LogFormat, level: str) -> None:
 
     import structlog
 
-    from omen_core.logs import host_processors
+    from omen_core.logs import host_processors, route_library_logs
 
     structlog.configure(
         processors=host_processors(json=fmt is LogFormat.json, colors=sys.stderr.isatty()),
@@ -359,6 +359,7 @@ def configure_logging(fmt: LogFormat, level: str) -> None:
         logger_factory=structlog.PrintLoggerFactory(cast(TextIO, Stderr())),
         cache_logger_on_first_use=False,
     )
+    route_library_logs(fmt is LogFormat.json, level, Stderr())
 
 
 def _version(value: bool) -> None:
@@ -478,6 +479,7 @@ def _tell_error(message: str, code: int, error: OmenError | None = None, written
     not read that far, a ``--json`` on it: a usage error's, an engine that did not load)."""
     params = _params()
     as_json = bool(params["as_json"]) if "as_json" in params else _FORMAT.get("json_out") == "yes"
+    message, written = masked(message), masked(written)  # a store URL's password: never shown (docs/stores.md)
     said = message + (_written_said() if written else "")
     if as_json or _FORMAT.get("stderr") == "json":
         import msgspec
@@ -487,12 +489,12 @@ def _tell_error(message: str, code: int, error: OmenError | None = None, written
         facts = facts_of(message, code, error, written, kind)
         if as_json:
             with contextlib.suppress(OSError, ValueError):
-                sys.stdout.write(msgspec.json.encode(ErrorReport(error=facts)).decode() + "\n")
+                sys.stdout.write(masked(msgspec.json.encode(ErrorReport(error=facts)).decode()) + "\n")
                 sys.stdout.flush()
         if _FORMAT.get("stderr") == "json":
             line = {"event": "error", "level": "error", **msgspec.to_builtins(facts)}
             with contextlib.suppress(OSError, ValueError):
-                sys.stderr.write(msgspec.json.encode(line).decode() + "\n")
+                sys.stderr.write(masked(msgspec.json.encode(line).decode()) + "\n")
                 sys.stderr.flush()
             return
     with contextlib.suppress(OSError, ValueError):  # standard error closed too (2>&1 | head -1): the exit code says it

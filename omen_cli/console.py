@@ -15,8 +15,9 @@ if TYPE_CHECKING:
 
     from omen_replay.narrate import Line
 
-__all__ = ["out", "unwrapped", "err", "console", "stdout", "escape", "visible", "plain", "print_lines", "STYLE",
-           "Stderr", "StdoutFailed", "terminal_width", "fold", "fold_command", "fold_footer", "say", "FoldedLines"]
+__all__ = ["out", "unwrapped", "err", "console", "stdout", "escape", "visible", "masked", "plain", "print_lines",
+           "STYLE", "Stderr", "StdoutFailed", "terminal_width", "fold", "fold_command", "fold_footer", "say",
+           "FoldedLines"]
 
 def _console(**kwargs: Any) -> Console:
     """A Rich console that shows the control characters of the text it is given as escapes (:func:`visible`):
@@ -25,7 +26,7 @@ def _console(**kwargs: Any) -> Console:
 
     class _Console(Console):
         def print(self, *objects: Any, **options: Any) -> None:
-            super().print(*(visible(o) if isinstance(o, str) else o for o in objects), **options)
+            super().print(*(visible(masked(o)) if isinstance(o, str) else o for o in objects), **options)
 
         def on_broken_pipe(self) -> None:
             """A pipe its reader closed is an error of the stream written to, as any other write's (Rich's own
@@ -68,6 +69,14 @@ def visible(text: str) -> str:
     return shown(text)
 
 
+def masked(text: str) -> str:
+    """Text with the password of every store URL in it shown as ``***`` (:func:`omen_replay.output.masked`): every
+    line a command prints goes through it."""
+    from omen_replay.output import masked as hidden
+
+    return hidden(text)
+
+
 class StdoutFailed(OSError):
     """Standard output could not be written (a full disk, a closed pipe)."""
 
@@ -87,6 +96,7 @@ class _Stdout:
     already, :func:`visible`): in JSON, where only a string may hold one, the same string to a JSON reader."""
 
     def write(self, text: str) -> int:
+        text = masked(text)
         if _RAW_IN_JSON.search(text):
             text = _RAW_IN_JSON.sub(_escaped, text)
         try:

@@ -68,6 +68,32 @@ def get_logger(name: str) -> Any:
     return _QuietUntilConfigured(name)
 
 
+#: The libraries whose standard-library loggers a host that configures omen's logging routes into omen's own lines
+#: (:func:`route_library_logs`): psycopg's pool warns two or three times a request while a database is away.
+LIBRARY_LOGGERS = ("psycopg",)
+
+
+def route_library_logs(json: bool, level: str, stream: Any) -> None:
+    """Send the :data:`LIBRARY_LOGGERS`' records to ``stream`` in the host's format (one JSON object a line under
+    ``--log-format json``: they came as Python's plain multi-line warnings, breaking a JSON log pipeline, found by
+    an operator tester), at ``level`` when it is ``debug``, else their errors alone (omen says an unreachable
+    store itself, once a minute: docs/stores.md)."""
+    import logging
+
+    import structlog
+
+    *chain, renderer = host_processors(json)
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=chain, processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer]))
+    shown = logging.DEBUG if level.lower() == "debug" else logging.ERROR
+    for name in LIBRARY_LOGGERS:
+        library = logging.getLogger(name)
+        library.handlers[:] = [handler]
+        library.setLevel(shown)
+        library.propagate = False
+
+
 def host_processors(json: bool, colors: bool = False) -> list[Any]:
     """The structlog processors the CLI and the server configure (``--log-format console|json``): the level, an
     ISO time in UTC, and one line per event, human or JSON. A traceback is printed plain, without the values of

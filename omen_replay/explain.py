@@ -413,8 +413,8 @@ class Derivations:
             return found
         stood = self.stood.get(found.seq, "")
         if stood:  # an attack undone before its hit was determined: its totals as they stood (a reviewer saw dice)
-            said = "as it stood when undone: " + stood.removeprefix(" (as it stands: ").removesuffix(")")
-            found = msgspec.structs.replace(found, verdicts=(*found.verdicts, said))
+            then = "as it stood when undone: " + stood.removeprefix(" (as it stands: ").removesuffix(")")
+            found = msgspec.structs.replace(found, verdicts=(*found.verdicts, then))
         said = []
         for undo in history:  # in the log's order: each undo, redone or standing (the last only, it said: a GM)
             reason = f": {undo.reason}" if undo.reason else ""

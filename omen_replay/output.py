@@ -22,7 +22,7 @@ from typing import TextIO
 
 from omen_core.errors import BadInput
 
-__all__ = ["visible", "output_file", "check_parent"]
+__all__ = ["visible", "masked", "output_file", "check_parent"]
 
 #: C0 and C1 control characters and DEL; the bidirectional controls (marks, embeddings, overrides, isolates),
 #: which reorder what follows them on screen (a name holding U+202E shows reversed); the line and paragraph
@@ -40,6 +40,24 @@ def visible(text: str) -> str:
     'Kael \\\\u202eNAL'
     """
     return _CONTROL.sub(_escaped, text)
+
+
+#: A password in a URL's user part (``postgresql://omen:s3cret@host``) or a ``password=`` parameter.
+_USER_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/@:\s'\"]*:)[^@/\s'\"]+@")
+_PASSWORD_PARAMETER = re.compile(r"(?i)\b(password=)[^&\s'\"]*")
+
+
+def masked(text: str) -> str:
+    """``text`` with every password a store URL in it holds shown as ``***`` (docs/stores.md: wherever omen shows
+    a URL, its password is ``***``; the banner of ``omen serve`` and an unknown fight's message showed it: an
+    operator tester).
+
+    >>> masked("no fight 'x' in postgresql://omen:S3cret@/club?host=/tmp/pg&password=p (fights: a)")
+    "no fight 'x' in postgresql://omen:***@/club?host=/tmp/pg&password=*** (fights: a)"
+    """
+    if "://" not in text and "password=" not in text.lower():
+        return text
+    return _PASSWORD_PARAMETER.sub(r"\1***", _USER_PASSWORD.sub(r"\1***@", text))
 
 
 def _escaped(m: re.Match[str]) -> str:

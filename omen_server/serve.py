@@ -64,12 +64,13 @@ def configure_logging(fmt: str = "console", level: str = "warning") -> None:
 
     import structlog
 
-    from omen_core.logs import host_processors
+    from omen_core.logs import host_processors, route_library_logs
 
     structlog.configure(
         processors=host_processors(json=fmt == "json"),
         wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper(), logging.WARNING)),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr), cache_logger_on_first_use=False)
+    route_library_logs(fmt == "json", level, sys.stderr)
 
 
 def serve(store_url: str = DEFAULT_STORE, host: str = "127.0.0.1", port: int = 8000, keep: str | None = None,

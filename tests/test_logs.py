@@ -117,3 +117,31 @@ def test_a_traceback_is_logged_without_the_values_of_its_variables(json_format: 
     said = capsys.readouterr().out
     assert "Traceback" in said and "KeyError" in said and "in answer" in said
     assert "SECRET" not in said
+
+
+def test_a_librarys_log_lines_come_in_the_hosts_format() -> None:
+    """docs/stores.md: psycopg's pool warnings reached the CLI's and the server's standard error as Python's plain
+    multi-line text, breaking a JSON log (an operator tester); routed, an error is one JSON object, a warning is
+    shown under debug alone, and nothing goes to the root logger."""
+    import io
+    import json
+    import logging
+
+    from omen_core.logs import route_library_logs
+
+    library = logging.getLogger("psycopg.pool")
+    saved = (logging.getLogger("psycopg").handlers[:], logging.getLogger("psycopg").level,
+             logging.getLogger("psycopg").propagate)
+    try:
+        for level, shown in (("warning", ["error"]), ("debug", ["warning", "error"])):
+            stream = io.StringIO()
+            route_library_logs(True, level, stream)
+            library.warning("error connecting in 'omen': %s", "no such host")
+            library.error("the pool is closed")
+            lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+            assert [line["level"] for line in lines] == shown, lines
+            assert lines[-1]["event"] == "the pool is closed" and "timestamp" in lines[-1]
+            assert logging.getLogger("psycopg").propagate is False
+    finally:
+        psycopg = logging.getLogger("psycopg")
+        psycopg.handlers[:], psycopg.level, psycopg.propagate = saved

@@ -678,3 +678,23 @@ def test_explain_says_each_dies_source_in_brackets() -> None:
     lines = [line for line in scripted.output.splitlines() if line.lstrip().startswith("die:")]
     assert lines and all(line.endswith(" [scripted]") for line in lines), lines
     assert "  die: roll at seq 109 (hit) by vesh: primary d8 = 7 [seeded] seed confirms" in seeded.output.splitlines()
+
+
+def test_a_store_urls_password_is_never_printed(request: pytest.FixtureRequest) -> None:
+    """docs/stores.md ("wherever omen shows the URL ... its password is ***"): a PostgreSQL URL given with a
+    password (the test cluster takes any) is shown masked in an unknown fight's refusal, as text and as --json,
+    and in the head's witness hint and the undo's redo hint after a copy into it (an operator tester read the
+    password in `no fight 'nope' in postgresql://omen:S3cretPW@...`)."""
+    url = request.getfixturevalue("postgres").fresh_url()
+    secret = url.replace("://omen@", "://omen:S3cretPW@", 1)
+    assert secret != url, url
+    source = ROOT / "fixtures" / "duel-interrupt-pass-dodge-miss" / "fight.jsonl"
+    copied = omen("copy", str(source), secret)
+    refused = omen("status", secret, "--fight", "nope")
+    as_json = omen("status", secret, "--fight", "nope", "--json")
+    replayed = omen("replay", secret)
+    for result in (copied, refused, as_json, replayed):
+        assert "S3cretPW" not in result.output, result.output
+    assert refused.exit_code == 2 and "no fight 'nope' in postgresql://omen:***@" in refused.output
+    assert json.loads(as_json.stdout)["error"]["message"].startswith("no fight 'nope' in postgresql://omen:***@")
+    assert replayed.exit_code == 0 and "omen verify 'postgresql://omen:***@" in " ".join(replayed.output.split())
