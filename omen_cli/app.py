@@ -311,7 +311,7 @@ def say(line: str) -> None:
                            "message": line[found.end():] if found else line.removeprefix("omen: ")},
                           ensure_ascii=False)
     with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(masked(line) + "\n")
         sys.stderr.flush()
 
 

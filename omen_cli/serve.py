@@ -12,6 +12,7 @@ from .app import (
     guarded,
     held,
     refusals,
+    say,
     store_at,
     wrote,
 )
@@ -47,8 +48,12 @@ def serve(
     from omen_core.errors import BadInput
     from omen_server.guard import new_create_token
     from omen_server.keep import PostgresKeep
-    from omen_server.serve import default_keep, run, run_workers, server_keep, server_store, setup_link
+    from omen_server.serve import default_keep, port_in_use, run, run_workers, server_keep, server_store, setup_link
 
+    busy = port_in_use(host, port)
+    if busy is not None:
+        guarded(BadInput(f"--host {host} --port {port}: cannot listen there ({busy}): another server may hold the "
+                          "port; choose another with --port"))
     keep_path = keep or default_keep(store)
     if workers > 1 and (store in {"memory:", "sqlite::memory:"} or keep_path == ":memory:"):
         guarded(BadInput(f"--workers {workers}: each worker would hold its own memory store; serve a store and "
@@ -64,6 +69,10 @@ def serve(
     out.print(f"omen serve: fights of {escape(str(store))} (the keep: {escape(str(keep_path))}{many}); open "
               f"{setup_link(host, port, token)} "
               "to set up a fight; Ctrl-C stops", soft_wrap=True)
+    if host not in {"127.0.0.1", "::1", "localhost"}:  # every page and token in the clear to whoever listens
+        say(f"omen: warning: listening on {host}, beyond this machine, in plain HTTP: put it behind a TLS "
+            "proxy before players join over a network (docs/server.md); from another machine, open this machine's "
+            "address")
     if workers > 1:
         kept.close()
         parent = ctx.find_root().params

@@ -49,11 +49,33 @@ def setup_link(host: str, port: int, create_token: str) -> str:
     """The set-up page's address with the creation token in its fragment (a browser never sends a fragment to a
     server: no access log or ``Referer`` holds it), which the page sends as the bearer token of ``POST /fights``.
 
+    A server listening on every address (``0.0.0.0``, ``::``) is opened at loopback from its own machine (a link to
+    ``0.0.0.0`` opens nowhere else: an operator tester).
+
     >>> setup_link("127.0.0.1", 8000, "omen_create_abc")
     'http://127.0.0.1:8000/#create=omen_create_abc'
+    >>> setup_link("0.0.0.0", 8000, "omen_create_abc")
+    'http://127.0.0.1:8000/#create=omen_create_abc'
     """
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
     where = f"[{host}]" if ":" in host else host
     return f"http://{where}:{port}/#create={create_token}"
+
+
+def port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on now (another server holds it, an address not this machine's), or
+    None: tried before anything is opened or printed, so that a port taken is said before a store is made or a
+    set-up link printed for another server (an operator tester got both, then uvicorn's own plain error)."""
+    import socket
+
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds (a closing one: no clash)
+            probe.bind((host, port))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def configure_logging(fmt: str = "console", level: str = "warning") -> None:

@@ -1085,3 +1085,30 @@ def test_an_extension_that_cannot_be_loaded_is_one_line_and_exit_2(tmp_path: Pat
     helped = subprocess.run([sys.executable, "-c", _BROKEN_EXTENSION, "--help"], capture_output=True, text=True,
                             cwd=tmp_path, timeout=120)
     assert helped.returncode == 0 and "Usage" in helped.stdout
+
+
+def test_a_port_in_use_is_refused_before_a_store_is_made_or_a_link_printed(tmp_path: Path) -> None:
+    """An operator tester started `omen serve` on a port another server held: it made the store's files, printed a
+    set-up link that opened the other server, then failed in uvicorn's own words. Now the port is tried first:
+    exit 2 in one line naming it, no file made, no link printed."""
+    import socket
+
+    from omen_cli import app
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(app, ["serve", "--store", f"sqlite:///{tmp_path / 'other.db'}", "--port",
+                                          str(port)])
+    assert result.exit_code == 2, result.output
+    assert f"omen: error: --host 127.0.0.1 --port {port}: cannot listen there (" in " ".join(result.output.split())
+    assert "#create=" not in result.output and list(tmp_path.iterdir()) == []
+
+
+def test_a_server_on_every_address_links_to_loopback() -> None:
+    """docs/server.md (a TLS proxy before opening it to a network): a link to 0.0.0.0 opens nowhere, so the set-up
+    link names loopback (an operator tester)."""
+    from omen_server.serve import port_in_use, setup_link
+
+    assert setup_link("0.0.0.0", 8000, "t") == "http://127.0.0.1:8000/#create=t"
+    assert setup_link("::", 8000, "t") == "http://[::1]:8000/#create=t"
+    assert port_in_use("192.0.2.1", 8000) is not None  # an address not this machine's (TEST-NET-1): said, not raised
