@@ -563,7 +563,8 @@ def _check_card(card: Card, by_seq: dict[int, Event]) -> None:
     wanted = [t for pair in totals for t in pair] + sides
     assert len(rolls) == len(wanted), card.seq
     for roll, terms_of in zip(rolls, wanted, strict=True):  # a bonus split into the sheet's and the conditions' part
-        own = terms_of(sum(t.value for t in roll.terms if t.label == "conditions"))
+        # (a defense splits its RES bonus and its Active Defense's bonus by the same conditions, as explain does)
+        own = terms_of(next((t.value for t in roll.terms if t.label == "conditions"), 0))
         assert [(t.value, t.label) for t in roll.terms if t.value] == [
             (t.value, CARD_LABELS.get(t.kind, t.label)) for t in own if t.value], (card.seq, roll.name)
     damages = [e for e in events if isinstance(e, DamageResolved)]
