@@ -138,6 +138,12 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 
 _CHUNK = 2048
+
+#: Seconds the pool keeps retrying one lost connection before it gives up on that attempt (psycopg's default is
+#: 5 minutes, between tries that double: 1, 2, 4, 8, 16 s..., so after a 20 s outage its next try could be 11 s
+#: away and a server stayed 503 that long). Given up, the next request that waits starts a new attempt at once:
+#: during an outage the pool tries about every 1-2 s, and answers within that of PostgreSQL's return.
+RECONNECT_WINDOW = 3.0
 _URL = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
 
 # psycopg's pool logs its reconnection attempts as warnings: they reach the host's handlers if it configures
@@ -210,6 +216,7 @@ class PostgresDatabase:
         self.channel = f"omen_events:{self.schema}"[:63]
         self.pool: ConnectionPool[Any] = ConnectionPool(
             url, min_size=1, max_size=max_size, open=False, timeout=timeout, name=f"omen:{self.location}",
+            reconnect_timeout=RECONNECT_WINDOW,
             kwargs={"autocommit": True, "connect_timeout": connect_timeout}, check=ConnectionPool.check_connection)
         self.pool.open(wait=False)
 
