@@ -248,8 +248,11 @@ def print_state(summary: StateSummary, as_json: bool, log: str | None = None, fi
     table = Table(title=plain(f"{summary.title or summary.fight_id} at seq {summary.seq}: {status}"))
     for column in ("combatant", "side", "HP", "Will", "Bonus Actions", "conditions"):
         table.add_column(column)
+    from omen_replay.replay import conditions_words
+
+    names = {c.id: c.name for c in summary.combatants}
     for c in summary.combatants:
-        conditions = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in c.conditions.items()) or "-"
+        conditions = ", ".join(conditions_words(c.conditions, c.remaining, c.until, names)) or "-"
         if c.left is not None:
             conditions = f"out of the fight: {c.left} (C33)" + (f"; {conditions}" if conditions != "-" else "")
         table.add_row(plain(c.name), plain(c.side), f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}",

@@ -24,6 +24,7 @@ from omen_core.derive import standing_hit
 from omen_core.dice import commitment
 from omen_core.options import Choice, DiceRoll, Offer, Options, Waiting
 from omen_core.state import FightState
+from omen_replay.replay import conditions_words
 
 __all__ = ["SeedKnown", "each_once", "published_seed", "status_lines", "next_commands", "combatant_line",
            "odds_summary", "answer_costs", "owed"]
@@ -168,10 +169,8 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
     # while it matters: until its first turn, until initiative is rolled (a GM looked for it: a tester)
     if (tier == "complete" and not state.had_a_turn(who)) or (tier == "partial" and not state.order):
         parts.append(_SURPRISE[tier])
-    for name, stacks in fighter.conditions_applied():  # (C40; it was by name)
-        left = fighter.remaining.get(name)
-        parts.append(name + (f" x{stacks}" if stacks > 1 else "") + (f" ({left} left)" if left is not None else "")
-                     + _until(state, who, name))
+    names = {cid: c.sheet.name for cid, c in state.combatants.items()}  # (in applied order, C40; it was by name)
+    parts += conditions_words(dict(fighter.conditions_applied()), fighter.ticks_left(), state.lasting(who), names)
     if budget is not None and budget.uses:  # C41: the limited abilities' uses left, and the deferred costs owed
         parts.append("uses left: " + ", ".join(f"{ability} {left}" for ability, left in budget.uses.items()))
     costs = owed(state, who)
@@ -192,17 +191,6 @@ def owed(state: FightState, who: str) -> list[str]:
     return [f"{p.ability} (at the {p.moment.replace('_', ' ')}"
             + (f", if the action at seq {p.action} goes through" if p.action in going else "") + ")"
             for p in state.deferred if p.who == who]
-
-
-def _until(state: FightState, who: str, condition: str) -> str:
-    """When a condition applied to last until a named combatant's next turn clears (C40): " (until the end of
-    Kael Arden's next turn)"; "current turn" once that turn has started; empty for any other condition."""
-    for u in state.until:
-        if (u.who, u.condition) == (who, condition):
-            of = state.combatants[u.of].sheet.name if u.of in state.combatants else u.of
-            moment = "start" if u.moment == "start_of_next_turn" else "end"
-            return f" (until the {moment} of {of}'s {'current' if u.armed else 'next'} turn)"
-    return ""
 
 
 def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:

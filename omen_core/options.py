@@ -52,7 +52,7 @@ from .hooks import extension_boundary
 from .limits import MAX_LISTED
 from .parts import DiceSourceKind
 from .rules.ambush import TIME_WAITED
-from .state import AttackFrame, FightState
+from .state import AttackFrame, FightState, Lasting
 
 __all__ = ["DieSpec", "DiceRoll", "Odds", "Choice", "Argument", "Offer", "Waiting", "Budget", "Options", "options",
            "odds_of", "waiting_point", "listed_others", "required_fields", "dice_roll"]
@@ -150,7 +150,9 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True):
     """A combatant's standing: its turn's Action and Movement Action left, Bonus Actions, what is in hand,
     ``left``: why it is out of the fight, if it is (fled, yielded, dead: C33); ``uses``: how many more times it may
     use each of its abilities that has a limit (C41), by id; ``deferred``: the deferred costs it has still to pay
-    (C41), each as ``ability id: start_of_next_turn`` or ``end_of_next_turn``."""
+    (C41), each as ``ability id: start_of_next_turn`` or ``end_of_next_turn``; ``remaining``: the ticks left of
+    each condition that has a duration (C28); ``until``: each condition lasting until a named combatant's next
+    turn, and which moment of it (C40)."""
 
     who: str
     name: str
@@ -166,6 +168,8 @@ class Budget(msgspec.Struct, frozen=True, kw_only=True):
     left: Literal["fled", "yielded", "dead"] | None = None
     uses: dict[str, int] = {}
     deferred: tuple[Annotated[str, msgspec.Meta(pattern=r"^.+: (start_of_next_turn|end_of_next_turn)$")], ...] = ()
+    remaining: dict[str, int] = {}
+    until: dict[str, Lasting] = {}
 
 
 class Options(msgspec.Struct, frozen=True, kw_only=True):
@@ -542,7 +546,8 @@ def options(state: FightState, history: History | None = None, offers_too: bool 
                in_hand=f.held, hp=f.hp, will=f.will, conditions=dict(f.conditions), left=f.left,
                uses={a.id: left for a in f.sheet.written_abilities()
                      if (left := uses_left(state, who, a)) is not None},
-               deferred=tuple(f"{p.ability}: {p.moment}" for p in state.deferred if p.who == who))
+               deferred=tuple(f"{p.ability}: {p.moment}" for p in state.deferred if p.who == who),
+               remaining=f.ticks_left(), until=state.lasting(who))
         for who, f in state.combatants.items())
     return Options(fight_id=state.fight_id, seq=state.version, head=f"{state.version}:{state.last_hash}",
                    phase=state.phase.value, round=state.round, turn=state.whose_turn, dice=state.dice_mode,

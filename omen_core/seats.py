@@ -20,7 +20,7 @@ import msgspec
 from .commands import Command
 from .content import SHIPPED_ABILITIES, CombatantSheet
 from .options import Budget, Choice, DiceRoll, Offer, Options, Waiting
-from .state import FightState
+from .state import FightState, Lasting
 
 __all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "PLAYER_ACTIONS", "GM_ARGUMENTS", "gm_arguments",
            "player_may_act", "NAMING_FIELDS", "names_in", "hp_band", "actor_of", "Sight", "sight_of",
@@ -341,7 +341,9 @@ def seat_options(options: Options, sight: Sight) -> Options:
                           rule=waiting.rule, who=who, answers=waiting.answers, cost=waiting.cost if named else "",
                           resumes=waiting.resumes if named else "",
                           action=waiting.action) if who or not waiting.who else None
-    budgets: tuple[Budget, ...] = tuple(b for b in options.combatants if sight.owns(b.who))
+    budgets: tuple[Budget, ...] = tuple(
+        msgspec.structs.replace(b, until=seen_lasting(b.until, sight))
+        for b in options.combatants if sight.owns(b.who))
     turn = options.turn if options.turn is None or sight.sees(options.turn) else None
     return msgspec.structs.replace(options, waiting=waiting, combatants=budgets, offers=tuple(offers), turn=turn)
 
@@ -366,7 +368,9 @@ class CombatantView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     band (``hp_band``) or nothing, as the fight's HP display says (its owner and the GM: exact); Will, Bonus
     Actions and what is in hand to its owner and the GM; the conditions with their stacks, in the order they were
     applied (C40: the order they take effect in at one moment; every seat that sees the combatant sees each
-    application), and, for those with a duration, the ticks left (``remaining``: C28, public as their ticks are);
+    application), and, for those with a duration, the ticks left (``remaining``: C28, public as their ticks are),
+    for those lasting until a combatant's next turn, whose and which moment (``until``, C40: ``of`` is None for a
+    combatant the seat does not see, as the table page says "another combatant");
     whether it is out of the fight (fled, yielded, dead); whether it is the one whose turn it is."""
 
     id: str
@@ -381,9 +385,17 @@ class CombatantView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     in_hand: tuple[str, ...] | None = None
     conditions: dict[str, int] = {}
     remaining: dict[str, int] = {}
+    until: dict[str, Lasting] = {}
     left: str | None = None
     own: bool = False
     hidden: bool = False
+
+
+def seen_lasting(until: Mapping[str, Lasting], sight: Sight) -> dict[str, Lasting]:
+    """``until`` as a seat may see it: the combatant whose turn a condition waits for left unnamed (None) where the
+    seat does not see it (C40)."""
+    return {k: u if u.of is None or sight.sees(u.of) else msgspec.structs.replace(u, of=None)
+            for k, u in until.items()}
 
 
 def combatant_views(state: FightState, sight: Sight, hidden_by_gm: Iterable[str] = ()) -> tuple[CombatantView, ...]:
@@ -403,6 +415,7 @@ def combatant_views(state: FightState, sight: Sight, hidden_by_gm: Iterable[str]
             will=c.will if mine else None, bonus_actions=c.bonus_actions if mine else None,
             in_hand=c.held if mine else None,
             conditions=dict(c.conditions_applied()),
-            remaining={k: v for k, v in c.remaining.items() if k in c.conditions}, left=c.left,
+            remaining=c.ticks_left(), until=seen_lasting(state.lasting(who), sight),
+            left=c.left,
             own=who in sight.own, hidden=sight.gm and who in secret))
     return tuple(views)

@@ -105,10 +105,10 @@ from .machine import (
 from .rules.ambush import SurpriseTier
 from .rules.initiative import break_ties, initiative_order
 
-__all__ = ["CombatantState", "in_hand", "Until", "Pending", "deferred_due", "Reaction", "AttackFrame", "SaveFrame",
-           "sides_standing", "side_down", "MoveFrame", "AbilityFrame", "MomentFrame", "Frame", "FightState", "EFFECTS",
-           "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve", "is_undo_point", "opens_undo_point",
-           "redo_stack_after", "redoable", "spend"]
+__all__ = ["CombatantState", "in_hand", "Until", "Lasting", "Pending", "deferred_due", "Reaction", "AttackFrame",
+           "SaveFrame", "sides_standing", "side_down", "MoveFrame", "AbilityFrame", "MomentFrame", "Frame",
+           "FightState", "EFFECTS", "FRAME_FIELDS", "condition_adjustment", "effective_bonus", "evolve",
+           "is_undo_point", "opens_undo_point", "redo_stack_after", "redoable", "spend"]
 
 
 class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -129,6 +129,10 @@ class CombatantState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     def id(self) -> str:
         """The combatant's id from its sheet."""
         return self.sheet.id
+
+    def ticks_left(self) -> dict[str, int]:
+        """The ticks left of each of its conditions that has a duration (C28), in the order they were applied."""
+        return {name: self.remaining[name] for name, _stacks in self.conditions_applied() if name in self.remaining}
 
     def conditions_applied(self) -> list[tuple[str, int]]:
         """Its conditions with their stacks in the order they were applied (C40: the order they take effect in at
@@ -200,6 +204,22 @@ class Until(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     of: str
     moment: Literal["start_of_next_turn", "end_of_next_turn"]
     armed: bool = False
+
+
+class Lasting(msgspec.Struct, frozen=True, kw_only=True):
+    """When a condition applied to last until a named combatant's next turn clears (C40), as the surfaces say it:
+    at ``moment`` of ``of``'s next turn; ``started``: that turn is under way (its end is the one that counts).
+    ``of`` is None in the view of a seat that does not see that combatant."""
+
+    of: str | None
+    moment: Literal["start_of_next_turn", "end_of_next_turn"]
+    started: bool = False
+
+    def said(self, name: str) -> str:
+        """When it clears, ``of`` called ``name``: ``the end of Kael Arden's next turn``, ``current turn`` once
+        that turn is under way (it read "next turn" all through the turn whose end cleared it: a tester)."""
+        moment = "start" if self.moment == "start_of_next_turn" else "end"
+        return f"the {moment} of {name}'s {'current' if self.started else 'next'} turn"
 
 
 class Pending(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -428,6 +448,10 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     applications: int = 0
     until: tuple[Until, ...] = ()
     deferred: tuple[Pending, ...] = ()
+
+    def lasting(self, who: str) -> dict[str, Lasting]:
+        """``who``'s conditions that last until a named combatant's next turn (C40), by condition."""
+        return {u.condition: Lasting(of=u.of, moment=u.moment, started=u.armed) for u in self.until if u.who == who}
 
     def had_a_turn(self, who: str) -> bool:
         """Whether ``who``'s first turn has started: before it, Bonus Actions are for defence only (C20)."""

@@ -71,7 +71,7 @@ from omen_core.events import (
     is_undo_batch,
 )
 from omen_core.parts import Term
-from omen_core.state import FightState
+from omen_core.state import FightState, Lasting
 from omen_core.walk import LinesSource, Visitor, Walk, walk
 
 from .explain import Derivations, Explanation, owner_of
@@ -268,6 +268,8 @@ class CombatantRow(msgspec.Struct, frozen=True, kw_only=True):
     initiative: int | None = None
     surprise: str | None = None
     out: str | None = None
+    remaining: dict[str, int] = {}
+    until: dict[str, Lasting] = {}
 
 
 class RoundSummary(msgspec.Struct, frozen=True, kw_only=True, tag="round"):
@@ -821,9 +823,10 @@ def _round(seq: int, number: int, state: FightState, voided: bool) -> RoundSumma
     """Every combatant at a round's start, in initiative order."""
     ids = [*state.order, *(cid for cid in state.combatants if cid not in state.order)]
     rows = tuple(CombatantRow(id=c.id, name=c.sheet.name, side=c.side, hp=c.hp, hp_max=c.sheet.hp, will=c.will,
-                              will_max=c.sheet.will, conditions=dict(c.conditions),
+                              will_max=c.sheet.will, conditions=dict(c.conditions_applied()),
                               initiative=state.initiative.get(cid), surprise=state.surprise.get(cid),
-                              out=c.left or ("down" if c.down else None))
+                              out=c.left or ("down" if c.down else None), remaining=c.ticks_left(),
+                              until=state.lasting(cid))
                  for cid in ids if (c := state.combatants.get(cid)) is not None)
     return RoundSummary(seq=seq, round=number, order=state.order, rows=rows, undone=voided)
 

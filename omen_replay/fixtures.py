@@ -96,19 +96,30 @@ def play(directory: Path, loaded: Scenario | None = None) -> tuple[list[StoredEv
     return list(store.read(scenario.settings.id)), None
 
 
+#: What a combatant's summary holds that its fingerprint leaves out: how long each condition lasts, which the
+#: recorded log pins (each tick and each clearing is an event), and which fingerprints made before the summary
+#: said it do not hold (with it, every fixture recorded earlier would have failed after an upgrade).
+UNFINGERPRINTED = ("remaining", "until")
+
+
 def fingerprint(events: list[StoredEvent]) -> dict[str, Any]:
-    """The end state's summary (the head's hash aside: the recording pins the bytes) and the sha256 of its
-    canonical JSON."""
+    """The end state's summary (the head's hash aside: the recording pins the bytes; and what
+    :data:`UNFINGERPRINTED` names) and the sha256 of its canonical JSON."""
     summary = _plain(summarise(project(events)))
     summary.pop("hash", None)
+    for combatant in summary["combatants"]:
+        for field in UNFINGERPRINTED:
+            combatant.pop(field, None)
     return {"sha256": _summary_digest(summary), "summary": summary}
 
 
 def _paths(value: object, prefix: str = "$") -> Iterator[tuple[str, object]]:
-    if isinstance(value, dict):
+    """Each leaf of ``value`` by its path; an empty object or list is a leaf (``{}`` where the other has nothing
+    was found at no field, "at $": both "<missing>")."""
+    if isinstance(value, dict) and value:
         for key, item in value.items():
             yield from _paths(item, f"{prefix}.{key}")
-    elif isinstance(value, list):
+    elif isinstance(value, list) and value:
         for i, item in enumerate(value):
             yield from _paths(item, f"{prefix}[{i}]")
     else:

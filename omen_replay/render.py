@@ -30,12 +30,12 @@ import msgspec
 from markupsafe import Markup
 
 from omen_core.events import FightStarted, StoredEvent, encode_line
-from omen_core.state import FightState
+from omen_core.state import FightState, Lasting
 from omen_core.walk import LinesSource, Source, Visitor, Walk, walk
 
 from .cards import Card, CardBuilder, Chart, Entry, Note, RoundSummary
 from .output import visible
-from .replay import StateSummary, summarise
+from .replay import StateSummary, conditions_words, summarise
 from .verify import Audit, Report
 
 __all__ = ["Writer", "TextWriter", "MarkdownWriter", "HtmlWriter", "ChartView", "Polyline", "render",
@@ -138,9 +138,9 @@ def _notices(report: Report) -> list[str]:
             + [f"undo re-roll: {f.what}" for f in report.rerolls])
 
 
-def _row(name: str, side: str, hp: str, will: str, conditions: dict[str, int], extra: str = "") -> str:
-    held = ", ".join(_held(conditions))
-    return f"{name} ({side}): HP {hp}, Will {will}{extra}" + (f", {held}" if held else "")
+def _row(name: str, side: str, hp: str, will: str, held: list[str], extra: str = "") -> str:
+    said = ", ".join(held)
+    return f"{name} ({side}): HP {hp}, Will {will}{extra}" + (f", {said}" if said else "")
 
 
 def _out(left: str) -> str:
@@ -148,9 +148,24 @@ def _out(left: str) -> str:
     return f"out of the fight: {left} (C33)"
 
 
-def _held(conditions: dict[str, int]) -> list[str]:
-    """Conditions with their stacks: ``Fatigued``, ``Exhausted x2``."""
-    return [f"{name} x{stacks}" if stacks > 1 else name for name, stacks in conditions.items()]
+class Holding(Protocol):
+    """A combatant's conditions as a summary row holds them (a round's row, the end state's)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def conditions(self) -> dict[str, int]: ...
+    @property
+    def remaining(self) -> dict[str, int]: ...
+    @property
+    def until(self) -> dict[str, Lasting]: ...
+
+
+def _held(row: Holding, rows: Iterable[Holding]) -> list[str]:
+    """``row``'s conditions in words (:func:`~omen_replay.replay.conditions_words`), named from ``rows``."""
+    return conditions_words(row.conditions, row.remaining, row.until, {r.id: r.name for r in rows})
 
 
 def card_lines(card: Card) -> list[str]:
@@ -187,7 +202,8 @@ class TextWriter:
             self.out.write(f"#{entry.seq:<4} {undone}\u2500\u2500 Round {entry.round} \u2500\u2500\n")
             for r in entry.rows:
                 extra = "" if r.initiative is None else f", initiative {r.initiative}"
-                row = _row(r.name, r.side, f"{r.hp}/{r.hp_max}", f"{r.will}/{r.will_max}", r.conditions, extra)
+                row = _row(r.name, r.side, f"{r.hp}/{r.hp_max}", f"{r.will}/{r.will_max}", _held(r, entry.rows),
+                           extra)
                 self.out.write(f"        {visible(row)}{', ' + r.out if r.out else ''}\n")
             return
         lines = entry.lines if isinstance(entry, Note) else entry.story
@@ -200,8 +216,9 @@ class TextWriter:
 
     def end(self, summary: StateSummary, chart: Chart, report: Report) -> None:
         """The end state, each combatant, and the audit's verdict."""
-        rows = ["  " + _row(c.name, c.side, f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}", c.conditions,
-                            f", {_out(c.left)}" if c.left else "") for c in summary.combatants]
+        rows = ["  " + _row(c.name, c.side, f"{c.hp}/{c.hp_max}", f"{c.will}/{c.will_max}",
+                            _held(c, summary.combatants), f", {_out(c.left)}" if c.left else "")
+                for c in summary.combatants]
         rerolls = "".join(f"{visible(line)}\n" for line in _notices(report))
         self.out.write("\n" + visible(_ending(summary)) + "\n" + "".join(visible(r) + "\n" for r in rows) + rerolls
                        + visible(_verdict(report)) + "\n")
@@ -233,7 +250,7 @@ class MarkdownWriter:
             heading = f"~~Round {entry.round}~~ (undone)" if entry.undone else f"Round {entry.round}"
             rows = "".join(f"| {_md(r.name)} | {_md(r.side)} | {'-' if r.initiative is None else r.initiative} | "
                            f"{r.hp}/{r.hp_max} | {r.will}/{r.will_max} | "
-                           f"{_md(', '.join(_held(r.conditions) + ([r.out] if r.out else []))) or '-'} |\n"
+                           f"{_md(', '.join(_held(r, entry.rows) + ([r.out] if r.out else []))) or '-'} |\n"
                            for r in entry.rows)
             self.out.write(f"\n## {heading}\n\n| combatant | side | initiative | HP | Will | conditions |\n"
                            f"| --- | --- | --- | --- | --- | --- |\n{rows}\n")
@@ -257,7 +274,7 @@ class MarkdownWriter:
     def end(self, summary: StateSummary, chart: Chart, report: Report) -> None:
         """The end state as a table, and the audit's verdict."""
         rows = [f"| {_md(c.name)} | {_md(c.side)} | {c.hp}/{c.hp_max} | {c.will}/{c.will_max} | "
-                f"{_md(', '.join([*_held(c.conditions), *([_out(c.left)] if c.left else [])])) or '-'} |"
+                f"{_md(', '.join([*_held(c, summary.combatants), *([_out(c.left)] if c.left else [])])) or '-'} |"
                 for c in summary.combatants]
         self.out.write("\n## The end\n\n" + f"{_md(_ending(summary))}.\n\n"
                        "| combatant | side | HP | Will | conditions |\n| --- | --- | --- | --- | --- |\n"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 import msgspec
 
 from omen_core.events import StoredEvent, encode_line
 from omen_core.options import Options
-from omen_core.state import FightState
+from omen_core.state import FightState, Lasting
 from omen_core.store import EventStore, SnapshotStore
 from omen_core.walk import LinesSource, Step, StoreSource, project, replay, state_at
 from omen_core.walk import step_through as walk_steps
@@ -18,7 +18,9 @@ __all__ = ["CombatantSummary", "StateSummary", "StepLine", "DoResult", "replay_s
 
 
 class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
-    """One combatant as the fight has left it (``left``: fled, yielded or dead, if it is out of the fight, C33)."""
+    """One combatant as the fight has left it (``left``: fled, yielded or dead, if it is out of the fight, C33;
+    ``remaining``: the ticks left of each condition that has a duration, C28; ``until``: each condition lasting
+    until a named combatant's next turn, and which moment of it, C40)."""
 
     id: str
     name: str
@@ -32,6 +34,25 @@ class CombatantSummary(msgspec.Struct, frozen=True, kw_only=True):
     wielding: tuple[str, ...]
     engaged_with: tuple[str, ...]
     left: str | None = None
+    remaining: dict[str, int] = {}
+    until: dict[str, Lasting] = {}
+
+
+def conditions_words(conditions: Mapping[str, int], remaining: Mapping[str, int], until: Mapping[str, Lasting],
+               name_of: Mapping[str, str]) -> list[str]:
+    """Conditions with their stacks and how long they last, as every summary says them (``omen status``, ``omen
+    replay``, the session log's rounds and end): ``Fatigued (2 left)`` (ticks, C28), ``Exhausted x2``, ``Prone
+    (until the end of Kael Arden's next turn)`` (C40; ``name_of`` names the combatant by id)."""
+    said = []
+    for name, stacks in conditions.items():
+        text = f"{name} x{stacks}" if stacks > 1 else name
+        if name in remaining:
+            text += f" ({remaining[name]} left)"
+        u = until.get(name)
+        if u is not None and u.of is not None:
+            text += f" (until {u.said(name_of.get(u.of, u.of))})"
+        said.append(text)
+    return said
 
 
 class StateSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -102,7 +123,8 @@ def summarise(state: FightState) -> StateSummary:
     fighters = tuple(
         CombatantSummary(id=c.id, name=c.sheet.name, side=c.side, hp=c.hp, hp_max=c.sheet.hp, will=c.will,
                          will_max=c.sheet.will, bonus_actions=c.bonus_actions, conditions=dict(c.conditions),
-                         wielding=c.wielding, engaged_with=tuple(state.engaged_with(c.id)), left=c.left)
+                         wielding=c.wielding, engaged_with=tuple(state.engaged_with(c.id)), left=c.left,
+                         remaining=c.ticks_left(), until=state.lasting(c.id))
         for c in state.combatants.values())
     ending = state.ending
     return StateSummary(fight_id=state.fight_id, title=state.title, seq=state.version, hash=state.last_hash,

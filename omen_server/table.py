@@ -47,7 +47,7 @@ from omen_core.extensions import ATTACK_OPTION_FIELDS, routes, turn_actions
 from omen_core.hooks import HOOK_POINTS
 from omen_core.options import Choice, DiceRoll, Offer, Options, Waiting
 from omen_core.rules.ambush import TIER_WORDS
-from omen_core.seats import DICE_UNSAID
+from omen_core.seats import DICE_UNSAID, seen_lasting
 from omen_core.state import AttackFrame, FightState, MomentFrame, redoable
 from omen_core.walk import StoreSource, Visitor, walk
 from omen_replay.demo import ember_ford_sheets
@@ -750,15 +750,8 @@ def _until(state: FightState, sight: Sight, who: str) -> dict[str, str]:
     seat may see it: the named one by its name, or "another combatant" for one the seat does not see; once that
     next turn has begun, its "current turn" (it read "next turn" all through the turn whose end cleared it: a
     tester)."""
-    found = {}
-    for u in state.until:
-        if u.who == who:
-            named = state.combatants[u.of].sheet.name if sight.sees(u.of) and u.of in state.combatants \
-                else "another combatant"
-            turn = "current" if u.armed else "next"  # (armed: that next turn is under way, and its end clears it)
-            moment = "start" if u.moment == "start_of_next_turn" else "end"
-            found[u.condition] = f"the {moment} of {named}'s {turn} turn"
-    return found
+    return {condition: u.said(state.combatants[u.of].sheet.name if u.of in state.combatants else "another combatant")
+            for condition, u in seen_lasting(state.lasting(who), sight).items()}
 
 
 def _strip(state: FightState, sight: Sight, views: tuple[CombatantView, ...], budgets: dict[str, Any],

@@ -196,7 +196,8 @@ def test_a_condition_lasting_until_a_named_turn_says_so_in_status_and_in_do(demo
 def test_a_condition_lasting_to_the_end_of_a_turn_under_way_says_current_turn() -> None:
     """C40: Prone on the orc until the end of Ana's next turn reads "Ana's next turn" before it, and "Ana's current
     turn" once that turn has started (it read "Ana's this turn")."""
-    from omen_cli.status import _until
+    from omen_cli.status import combatant_line
+    from omen_core.options import options
     from tests.fights import new_fight
     from tests.sheets import sheet
 
@@ -204,9 +205,11 @@ def test_a_condition_lasting_to_the_end_of_a_turn_under_way_says_current_turn() 
     fight.roll_initiative()  # AGI: the orc 6, Ana 1: the orc first
     fight.apply_condition("orc", "Prone", until="end_of_next_turn", of="ana")
     name = fight.state.combatants["ana"].sheet.name
-    assert _until(fight.state, "orc", "Prone") == f" (until the end of {name}'s next turn)"
+    line = combatant_line(options(fight.state, offers_too=False), fight.state, "orc")
+    assert line.endswith(f"Prone (until the end of {name}'s next turn)"), line
     fight.end_turn("orc")
-    assert _until(fight.state, "orc", "Prone") == f" (until the end of {name}'s current turn)"
+    line = combatant_line(options(fight.state, offers_too=False), fight.state, "orc")
+    assert line.endswith(f"Prone (until the end of {name}'s current turn)"), line
 
 
 def test_a_decision_inside_an_attack_shows_the_totals_it_turns_on() -> None:

@@ -3,6 +3,7 @@ divergence."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from omen_core.events import SCHEMA_VERSION
+from omen_core.events import SCHEMA_VERSION, decode_line
 from omen_replay.fixtures import check, fixture_dirs, orphans, record
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
@@ -658,3 +659,30 @@ def test_a_change_of_the_core_ruleset_names_it(tmp_path: Path, monkeypatch: pyte
     assert (f"first divergence at seq 1, $.event.ruleset.conditions.Fatigued.attribute_bonus: recorded "
             f"{fatigued.attribute_bonus}, now {fatigued.attribute_bonus - 1} (written in omen's core ruleset "
             "(omen_core/data/core.toml))") in said, said
+
+
+def test_an_end_state_change_to_or_from_an_empty_field_names_the_field() -> None:
+    """An empty list or object where the other fingerprint has nothing is a change at that field (it was found at
+    no field: "at $, fingerprint.json says "<missing>", the log gives "<missing>"")."""
+    from omen_replay.fixtures import end_state_change
+
+    old = {"sha256": "a", "summary": {"combatants": [{"hp": 10}]}}
+    new = {"sha256": "b", "summary": {"combatants": [{"hp": 10, "engaged_with": []}]}}
+    assert end_state_change(old, new) == ("$.combatants[0].engaged_with", '"<missing>"', "[]")
+    assert end_state_change(new, old) == ("$.combatants[0].engaged_with", "[]", '"<missing>"')
+
+
+def test_a_fingerprint_leaves_out_how_long_conditions_last(tmp_path: Path) -> None:
+    """docs/fixtures.md: the fingerprint is the end state less how long each condition lasts (the recorded log
+    pins each tick), so a fingerprint recorded before the summary said it still holds: the fixture that ends with
+    a Fatigued combatant has its ticks left in `omen replay --json` and not in fingerprint.json."""
+    from omen_replay.fixtures import UNFINGERPRINTED, fingerprint
+    from omen_replay.replay import replay_records, summarise
+
+    directory = ROOT / "finesse-agi-extra-die-exhaustion"
+    events = [decode_line(line) for line in (directory / "fight.jsonl").read_bytes().splitlines()]
+    ticking = [c for c in summarise(replay_records(events)).combatants if c.remaining]
+    assert ticking and ticking[0].remaining.get("Fatigued") == 2
+    made = fingerprint(events)
+    assert all(field not in c for c in made["summary"]["combatants"] for field in UNFINGERPRINTED)
+    assert made == json.loads((directory / "fingerprint.json").read_text())

@@ -65,7 +65,7 @@ class TestWriters:
         assert re.findall(r"^## Round (\d+)$", md, re.M) == ["1", "2", "3", "4"]
         assert re.search(r"^#### ~~.*attacks Skarn Gutterjaw.*~~ \(undone\) `#84`$", md, re.M)
         assert "- hit: 7 (d8) + 4 (d6) + 2 AGI + 1 weapon = 14\n" in md
-        assert "| Brin Hollowmere | wardens | 3 | 14/18 | 12/12 | Fatigued |" in md
+        assert "| Brin Hollowmere | wardens | 3 | 14/18 | 12/12 | Fatigued (2 left) |" in md
         assert "| Kael Arden | wardens | 10/24 |" in md
         assert "| Brin Hollowmere | wardens | 0/18 | 12/12 | Dying, Prone |" in md
 
@@ -264,3 +264,17 @@ def test_a_template_is_read_once_not_again_when_its_file_changes(tmp_path: Path)
     assert env.get_template("t.j2").render(x=1) == "first 1"
     (tmp_path / "t.j2").write_text("second {{ y }}")
     assert env.get_template("t.j2").render(x=1) == "first 1"
+
+
+def test_round_summaries_and_the_end_say_the_ticks_a_condition_has_left() -> None:
+    """C28: Sable's Fatigued ticks to 2 left at seq 85; the round 3 summary and the end state say "Fatigued (2
+    left)" in text, Markdown and HTML, as omen status does (they said "Fatigued" alone: an auditor tester)."""
+    from omen_core.events import decode_line
+
+    log = Path(__file__).resolve().parents[2] / "fixtures" / "finesse-agi-extra-die-exhaustion" / "fight.jsonl"
+    records = [decode_line(line) for line in log.read_bytes().splitlines()]
+    text = render_records(records, "text")
+    assert "initiative 10, Exhausted x2, Fatigued (2 left)\n" in text
+    assert "  Sable Venn (harbor): HP 10/20, Will 6/6, Exhausted x2, Fatigued (2 left)\n" in text
+    assert render_records(records, "md").count("Exhausted x2, Fatigued (2 left) |") == 2
+    assert render_records(records, "html").count("Exhausted x2, Fatigued (2 left)</td>") == 2

@@ -8,6 +8,7 @@ import pytest
 
 from omen_core import Fight, MemoryStore
 from omen_core.events import StoredEvent
+from omen_core.state import Lasting
 from omen_core.store import EventStore
 from omen_core.walk import project
 from omen_replay.demo import run_demo
@@ -121,3 +122,26 @@ class TestReplayStore:
             assert len(decoded) <= len(marks)
             monkeypatch.undo()
         sqlite.close()
+
+
+def test_the_summary_says_how_long_each_condition_lasts() -> None:
+    """C28, C40 (what omen replay --json prints): Fatigued's ticks left as `remaining`, and Prone until the end of
+    the orc's next turn as `until`, `started` once that turn is under way (only omen status's text said them)."""
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    fight = new_fight(sheet("orc", side="raiders"), sheet("ana"), faces=[6, 1])
+    fight.roll_initiative()  # the orc first
+    fight.apply_condition("ana", "Prone", until="end_of_next_turn", of="orc")
+    fight.apply_condition("ana", "Fatigued")
+    ana = next(c for c in summarise(fight.state).combatants if c.id == "ana")
+    assert ana.remaining == {"Fatigued": 3}
+    # applied on the orc's turn: its next turn is the one after (C40), not yet started
+    assert ana.until == {"Prone": Lasting(of="orc", moment="end_of_next_turn", started=False)}
+    fight.end_turn("orc")
+    fight.end_turn("ana")  # round 2: the orc's next turn starts
+    ana = next(c for c in summarise(fight.state).combatants if c.id == "ana")
+    assert ana.until == {"Prone": Lasting(of="orc", moment="end_of_next_turn", started=True)}
+    fight.end_turn("orc")
+    ana = next(c for c in summarise(fight.state).combatants if c.id == "ana")
+    assert "Prone" not in ana.conditions and ana.until == {}

@@ -886,3 +886,28 @@ def test_an_explanation_naming_a_combatant_the_seat_does_not_play_is_the_gms() -
         hers = table.client.get(f"/fights/duel/explain/{moment}", headers=table.auth(alice))
         assert hers.status_code == 403, hers.text
         assert b"skarn" not in hers.content.lower() and b"shake" not in hers.content.lower()
+
+
+def test_how_long_a_condition_lasts_is_in_every_seats_state_and_names_only_whom_it_sees() -> None:
+    """C28, C40: Kael Prone until the end of the hidden Skarn's next turn and Fatigued (3 ticks, the ruleset's
+    duration): the GM's state and options say `until` with Skarn, and `remaining` {"Fatigued": 3}; Alice's (she
+    plays Kael) say the same with `of` null: the combatant she may not see unnamed, as her page says "another
+    combatant" (docs/server.md, CombatantView)."""
+    table = Table()
+    with table.client:
+        alice = _alice_beside_hidden_skarn(table)
+        assert table.command({"command": "roll_initiative", "dice": [6, 2, 1]}).status_code == 201
+        for condition, more in (("Prone", {"until": "end_of_next_turn", "of": "skarn"}), ("Fatigued", {})):
+            assert table.command({"command": "apply_condition", "who": "kael", "condition": condition,
+                                  **more}).status_code == 201
+        for token, of in ((None, "skarn"), (alice, None)):
+            headers = table.auth(token) if token else table.auth()
+            state = table.client.get("/fights/duel/state", headers=headers).json()
+            kael = next(c for c in state["combatants"] if c["id"] == "kael")
+            budget = next(b for b in table.client.get("/fights/duel/options", headers=headers).json()["options"][
+                "combatants"] if b["who"] == "kael")
+            for said in (kael, budget):
+                assert said["remaining"] == {"Fatigued": 3}, said
+                assert said["until"] == {"Prone": {"of": of, "moment": "end_of_next_turn", "started": False}}, said
+            if token:
+                assert "skarn" not in str(state).lower()
