@@ -434,30 +434,43 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         kept no answer for it) is not done again; that is looked for only once the seat may give the command and it
         names only combatants the seat sees, and a player's or spectator's seat looks only among the commands whose
         key its view shows (:func:`_not_recorded`), so that no answer about the key tells of a command the seat may
-        not see."""
-        with fights.lock(fight_id):
-            fight = fights.fight(fight_id)
-            sight = fights.sight(fight_id, seat, fight)
-            _remember(request, sight, data.command)
-            _names_seen(data.command, fight, sight)  # the seat's own checks first: the key's answer (409 done, 422
-            _not_recorded(fights.store, fight_id, data.command, sight)  # reused) must not confirm a guess
-            if data.expected_version is not None and data.expected_version != fight.version:
-                raise ConcurrencyError(fight_id, data.expected_version, fight.version)
-            by = by_of(seat)
-            own_faces_only(fight, data.command, sight, len(data.command.dice or ()),
-                           physical=physical_now(fights, fight_id, fight))
-            refused = already_staged(fights, fight_id, fight) if data.stage else None
-            if refused is not None:  # one staged command a fight: a staged command's head is not moved by another
-                return refused
+        not see. A command sent without ``expected_version`` applies to whatever the fight is at: when another
+        server appends to the fight between this one's read and its append, it is decided again on the fight as it
+        now is (up to :data:`RACED` times; it was a 409 naming an expected version the client never sent: a
+        tester)."""
+        def once() -> Response[bytes]:
+            with fights.lock(fight_id):
+                fight = fights.fight(fight_id)
+                sight = fights.sight(fight_id, seat, fight)
+                _remember(request, sight, data.command)
+                _names_seen(data.command, fight, sight)  # the seat's own checks first: the key's answer (409 done, 422
+                _not_recorded(fights.store, fight_id, data.command, sight)  # reused) must not confirm a guess
+                if data.expected_version is not None and data.expected_version != fight.version:
+                    raise ConcurrencyError(fight_id, data.expected_version, fight.version)
+                by = by_of(seat)
+                own_faces_only(fight, data.command, sight, len(data.command.dice or ()),
+                               physical=physical_now(fights, fight_id, fight))
+                refused = already_staged(fights, fight_id, fight) if data.stage else None
+                if refused is not None:  # one staged command a fight: a staged command's head is not moved by another
+                    return refused
+                try:
+                    body = run_command(fights, fight_id, seat, fight, data.command, by)
+                except AppendedThenFailed as failed:  # appended: the answer stands (kept for its key), not a refusal
+                    return extension_problem(failed, sight, getattr(request.state, "typed", None) or [])
+                except FacesNeeded as missing:
+                    if not data.stage:
+                        raise
+                    return stage(fights, fight_id, fight, seat, data.command, missing, by)
+            return Response(body, status_code=201, media_type="application/json")
+
+        tries_left = RACED
+        while True:
             try:
-                body = run_command(fights, fight_id, seat, fight, data.command, by)
-            except AppendedThenFailed as failed:  # appended: the answer stands (kept for its key), not a refusal
-                return extension_problem(failed, sight, getattr(request.state, "typed", None) or [])
-            except FacesNeeded as missing:
-                if not data.stage:
+                return once()
+            except ConcurrencyError:
+                if data.expected_version is not None or tries_left == 0:
                     raise
-                return stage(fights, fight_id, fight, seat, data.command, missing, by)
-        return Response(body, status_code=201, media_type="application/json")
+                tries_left -= 1
 
     @get("/fights/{fight_id:str}/events", sync_to_thread=True, summary="Events after a seq",
          responses=_errors(400, 401, 403, 404),
@@ -734,6 +747,10 @@ def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: 
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
     return app
 
+
+#: How many times a command sent without ``expected_version`` is decided again when another server appended to its
+#: fight between this one's read and its append (docs/server.md, "Give a command").
+RACED = 5
 
 #: The paths of the page of the OpenAPI document (``/schema``), served with the table pages' headers.
 _SCHEMA_PAGES = frozenset({"/schema", "/schema/"})

@@ -290,9 +290,7 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
         request.state.dice_field = "$.dice"  # a face no die shows is this request's, not the staged command's
         staged = _kept(fights, fight_id, fight)
         if staged is None or staged.id != data.id:
-            return _problem(409, "stale-version", "No such staged command now",
-                            "no command waits for dice with that id now (the fight moved on, or it was decided or "
-                            "withdrawn)", current_version=fight.version)
+            return _no_such_staged(fight.version)
         mine = _seat_id(fights, fight_id, seat)
         if seat.kind != "gm" and staged.awaiting_seat != mine:
             raise Forbidden(detail=f"the staged command waits for {staged.awaiting_name}'s dice, not this seat's")
@@ -316,7 +314,9 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
             fights.keep.put_staged(fight_id, _ENCODER.encode(after))
             fights.poke(fight_id)
             return _accepted(fights, fight_id, after, sight, seat)
-        except (SurplusFaces, BadInput, ConcurrencyError):
+        except ConcurrencyError as exc:  # another server appended first (these dice given there too, say): as above
+            return _no_such_staged(exc.actual)  # (it was "not the expected 20", a version never sent: a tester)
+        except (SurplusFaces, BadInput):
             raise
         except RuleViolation:
             fights.keep.put_staged(fight_id, None)
@@ -324,6 +324,13 @@ def give_dice(request: Request[Any, Any, Any], fights: Fights, fight_id: str, se
             raise
         fights.keep.put_staged(fight_id, None)
     return Response(body, status_code=201, media_type="application/json")
+
+
+def _no_such_staged(version: int) -> Response[bytes]:
+    """The 409 for dice given to a staged command that is no longer there: ``version``, where the fight is."""
+    return _problem(409, "stale-version", "No such staged command now",
+                    "no command waits for dice with that id now (the fight moved on, or it was decided or withdrawn)",
+                    current_version=version)
 
 
 def withdraw(fights: Fights, fight_id: str, seat: Seat) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from omen_core.events import FightStarted
+from omen_core.events import ConditionApplied, FightStarted
 from omen_core.store import SqliteStore
 from tests.server.processes import ROOT, Server, keyed_pairs, race
 from tests.server.test_app import sheet
@@ -88,6 +88,66 @@ def test_two_servers_racing_on_one_fight_give_one_201_and_one_409(servers: Any, 
     won, lost = race((one, two), "/fights/duel/commands",
                      {"command": {"command": "roll_initiative"}, "expected_version": version}, token)
     assert lost["current_version"] == won["head"]["seq"] == SqliteStore(tmp_path / "events.db").version("duel")
+
+
+def test_commands_without_a_version_racing_through_two_servers_are_all_appended(servers: Any, tmp_path: Path
+                                                                               ) -> None:
+    """docs/server.md: a command sent without expected_version applies to whatever the fight is at: four at once,
+    two through each server, twice, are all 201 (a server that lost the race decides its command again on the new
+    head; it answered 409 "not the expected 51", a version never sent: a tester), each appended once, and the
+    log verifies."""
+    import threading
+
+    from omen_replay.verify import verify_store
+
+    one, two = servers(), servers()
+    token, _version = create(one)
+    for _round in range(2):
+        start = threading.Barrier(4)
+        answers: list[tuple[int, Any]] = []
+
+        def send(server: Server, who: str, start: threading.Barrier = start,
+                 answers: list[tuple[int, Any]] = answers) -> None:
+            start.wait()
+            answers.append(server.call("POST", "/fights/duel/commands", {"command": {
+                "command": "apply_condition", "who": who, "condition": "Exhausted"}}, token))
+
+        threads = [threading.Thread(target=send, args=(server, who))
+                   for server in (one, two) for who in ("kael", "vesh")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert [status for status, _ in answers] == [201] * 4, answers
+    store = SqliteStore(tmp_path / "events.db")
+    applied = [r.event.who for r in store.read("duel") if isinstance(r.event, ConditionApplied)]
+    assert sorted(applied) == ["kael"] * 4 + ["vesh"] * 4
+    assert verify_store(store, "duel").clean
+
+
+def test_the_same_dice_given_through_two_servers_at_once_decide_the_staged_command_once(servers: Any,
+                                                                                      tmp_path: Path) -> None:
+    """docs/server.md ("POST /fights/{id}/staged"): the GM's die for Alice's staged attack sent through each server
+    at the same instant: one 201, the other 409 "No such staged command now" (it said "not the expected 20", a
+    version the client never sent: a tester); the attack is in the log once."""
+    from omen_core.events import AttackDeclared
+
+    one, two = servers(), servers()
+    status, made = one.call("POST", "/fights", {"id": "duel", "dice": "manual",
+                                                "combatants": [sheet("kael"), sheet("vesh")]})
+    assert status == 201, made
+    gm = made["gm_token"]
+    alice = ana_plays_kael(one, gm)
+    assert one.call("POST", "/fights/duel/commands", {"command": {"command": "roll_initiative", "dice": [6, 1]}},
+                    gm)[0] == 201
+    status, staged = one.call("POST", "/fights/duel/commands", {"command": {
+        "command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword", "dice": [8, 6]},
+        "stage": True}, alice)
+    assert status == 202, staged
+    won, lost = race((one, two), "/fights/duel/staged", {"id": staged["id"], "dice": [1]}, gm)
+    assert lost["title"] == "No such staged command now" and lost["current_version"] == won["head"]["seq"], lost
+    declared = [r for r in SqliteStore(tmp_path / "events.db").read("duel") if isinstance(r.event, AttackDeclared)]
+    assert len(declared) == 1
 
 
 def test_two_servers_creating_one_id_at_once_on_sqlite_leave_the_winners_seat_and_seed(servers: Any,
