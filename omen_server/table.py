@@ -489,7 +489,8 @@ def _label(command: str, actor_field: str | None, args: dict[str, Any], names: d
             parts.append(f"{key.replace('_', ' ')} {_name(names, value)}")
     if parts:
         return ", ".join(parts)
-    return {"answer_active_defense": "decline", "react": "react", "answer_catch": "let it fall"}.get(command, "go")
+    return {"answer_active_defense": "decline", "react": "react", "answer_catch": "let it fall",
+            "roll_off": "roll off"}.get(command, "go")
 
 
 def _rolls(rolls: Iterable[DiceRoll], names: dict[str, str]) -> str:

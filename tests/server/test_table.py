@@ -2519,3 +2519,25 @@ def test_a_players_turn_held_by_a_step_it_is_not_shown_says_the_table_waits_for_
         "Your turn: Kael Arden Nothing for you to give yet: the table waits for the GM.")
     assert "skarn" not in mine.lower() and "gutterjaw" not in mine.lower()
     assert 'id="turn-waits"' not in fragment(table, table.gm)
+
+
+def test_an_initiative_tie_among_allies_tells_their_player_to_agree_and_the_gm_what_each_button_does(table: Any
+                                                                                                     ) -> None:
+    """C19: Kael and Brin (wardens, AGI d8 + 2 each) both roll 1: a tie among allies, which the GM records. Alice
+    (Kael's) is told to agree an order with Brin's player for the GM to record (her page said "Kael, Brin decide",
+    then "Nothing for this seat to answer: the table waits for Kael, Brin": a tester); the GM's roll-off button
+    says "roll off" (it said "go"); a free decision "is free" (it read "it costs free")."""
+    from tests.sheets import sheet as plain
+
+    table.create(dice="manual", names=(), combatants=[
+        msgspec.to_builtins(plain("kael", AGI=(8, 2))), msgspec.to_builtins(plain("brin", AGI=(8, 2))),
+        msgspec.to_builtins(plain("vesh", side="raiders", AGI=(20, 0)))])
+    alice = _seat(table, "Alice", "kael")
+    answer = table.command({"command": "roll_initiative", "dice": [1, 1, 20]})
+    assert answer.status_code == 201 and answer.json()["options"]["waiting"]["kind"] == "initiative_tie", answer.text
+    mine = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment(table, alice))).split())
+    assert "Nothing for this seat to answer" not in mine
+    assert ("Kael and Brin agree the order they act in among themselves (C19): tell the GM, who records it, or "
+            "has them roll off.") in mine and "Kael, Brin decide; it is free." in mine
+    gm = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment(table, table.gm))).split())
+    assert "the GM: roll off" in gm and "the GM: go" not in gm
