@@ -213,6 +213,8 @@ def _likely(found: Options, state: FightState) -> list[tuple[Offer, Choice]]:
             if offer.actor == turn and offer.command == "declare_attack":
                 foes = [c for c in offer.choices if state.combatants.get(str(c.args.get("target")), None) is not None
                         and state.combatants[str(c.args["target"])].side != side]
+                # a foe still standing first (a GM tester's next: offered the Dying foe alone, beside a standing one)
+                foes.sort(key=lambda c: state.combatants[str(c.args["target"])].down)
                 if foes:
                     picks.append((offer, foes[0]))
         abilities: dict[str, tuple[Offer, Choice]] = {}

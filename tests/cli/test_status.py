@@ -517,3 +517,26 @@ def test_a_combatants_conditions_are_listed_in_the_order_they_were_applied(tmp_p
     said = CliRunner().invoke(app, ["status", str(log)]).stdout
     line = next(line for line in said.splitlines() if "(ash, " in line)
     assert line.index("Prone") < line.index("Exhausted"), line
+
+
+def test_next_attacks_a_foe_still_standing_before_a_dying_one() -> None:
+    """C36: Ana's turn, the orc (first in the offer's list) at 0 HP, Dying, and the goblin standing: ``next:``'s
+    attack is on the goblin (it offered the Dying orc alone: an auditor tester)."""
+    import msgspec
+
+    from omen_cli.status import next_commands
+    from omen_core.options import options
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    fight = new_fight(sheet("ana", AGI=(20, 0)), sheet("orc", side="raiders", AGI=(6, 0)),
+                      sheet("gob", side="raiders", AGI=(6, 1)), faces=[20, 1, 1])
+    fight.roll_initiative()  # Ana first
+    state = fight.state
+    orc = msgspec.structs.replace(state.combatants["orc"], hp=0)
+    state = msgspec.structs.replace(state, combatants={**state.combatants, "orc": orc})
+    found = options(state)
+    offered = [c.args["target"] for o in found.offers if o.command == "declare_attack" for c in o.choices]
+    assert offered.index("orc") < offered.index("gob"), offered
+    attacks = [line for line in next_commands(found, state, "f.jsonl", None) if '"declare_attack"' in line]
+    assert len(attacks) == 1 and '"target":"gob"' in attacks[0].replace(" ", ""), attacks
