@@ -1819,10 +1819,10 @@ def _stream_problem(ref: str) -> dict[str, Any]:
 
 def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, settings: bool = False
           ) -> tuple[list[SeenEvent | OptionsView], OptionsView | None]:
-    """The events after ``after`` up to the head now (at most a page), each head among them (the last event of a
-    command's batch) followed by the view at that head, and the view at the head now, as ``seat`` sees them;
-    nothing if the head is the one last shown, unless ``settings`` (the view is wanted anyway: the table settings
-    or staged dice may have changed it)."""
+    """The events after ``after`` up to the head now (at most a page, and at most :data:`HEADS_A_LOOK` earlier
+    heads), each head among them (the last event of a command's batch) followed by the view at that head, and the
+    view at the head now, as ``seat`` sees them; nothing if the head is the one last shown, unless ``settings``
+    (the view is wanted anyway: the table settings or staged dice may have changed it)."""
     if after == shown and not settings and fights.store.version(fight_id) == shown:
         return [], None
     with fights.lock(fight_id):
@@ -1830,8 +1830,9 @@ def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, set
         sight = fights.sight(fight_id, seat, fight)
         view = fights.seat_view(fight_id, fight, sight, seat)
     items: list[SeenEvent | OptionsView] = []
+    heads = 0
     for count, rec in enumerate(fights.store.read(fight_id, after)):
-        if rec.seq > view.head.seq or count == PAGE:
+        if rec.seq > view.head.seq or count == PAGE or heads == HEADS_A_LOOK:
             break
         seen = seen_event(rec, sight)
         items.append(seen)
@@ -1842,7 +1843,14 @@ def _news(fights: Fights, fight_id: str, seat: Seat, after: int, shown: int, set
             if state is not None and _lists_shift(state, sight):
                 past = OptionsView(head=past.head, options=options_of(state, unseen=sight.hidden))
             items.append(_seat_view(past, sight))
+            heads += 1
     return items, view
+
+
+#: How many earlier heads' views one look of a stream computes before it sends what it has: a stream resuming far
+#: back (each head's options computed from the state after it) starts at once and sends the rest look by look (a
+#: stream 1,084 events back sent nothing for 3 s, then all of it: a tester's client times out at 3 s).
+HEADS_A_LOOK = 16
 
 
 def listen_for_commits(fights: Fights, stop: threading.Event) -> None:

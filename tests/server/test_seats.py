@@ -92,13 +92,26 @@ class Seats:
             head = self.table.store.version("ford")
             self.get(who, f"/explain/{head}")
             seat = fights.keep.seat(self.tokens[who])
-            batch, view = _news(fights, "ford", seat, 0, -1)
+            batch, view = streamed(fights, "ford", seat)
             self.served.append((who, "stream", b"".join(msgspec.json.encode(m) for m in [*batch, view])))
 
     def owner(self, actor: str | None) -> str:
         """The seat that plays ``actor`` (the GM for the rest)."""
         return next((who for who, mine in self.own.items() if actor in mine), "gm")
 
+
+
+def streamed(fights: Any, fight_id: str, seat: Seat) -> tuple[list[Any], OptionsView | None]:
+    """What the live stream sends ``seat`` from the first event to the head: its looks (``_news``), each from the
+    last event the one before sent, until one reaches the head; every message, and the view at the head."""
+    items: list[Any] = []
+    after, view = 0, None
+    while True:
+        batch, view = _news(fights, fight_id, seat, after, -1)
+        items += batch
+        after = max((m.seq for m in batch if not isinstance(m, OptionsView)), default=after)
+        if view is None or after >= view.head.seq:
+            return items, view
 
 
 def _alice_beside_hidden_skarn(table: Table) -> str:
@@ -763,8 +776,8 @@ def test_a_players_lists_of_others_do_not_shift_with_combatants_it_does_not_see(
             assert table.command({"command": "roll_initiative"}, fight).status_code == 201
             seen[fight] = table.client.get(f"/fights/{fight}/options", headers=table.auth(alice)).json()["options"]
             fights = table.client.app.state.fights
-            streamed, _now = _news(fights, fight, fights.keep.seat(alice), 0, -1)
-            seen[f"{fight} streamed"] = [msgspec.to_builtins(item.options.offers) for item in streamed
+            sent, _now = streamed(fights, fight, fights.keep.seat(alice))
+            seen[f"{fight} streamed"] = [msgspec.to_builtins(item.options.offers) for item in sent
                                          if isinstance(item, OptionsView)]
     assert seen["veiled streamed"][-1] == seen["open streamed"][-1]  # the last head before the engagement
     attack = next(o for o in seen["veiled"]["offers"] if o["command"] == "declare_attack")
@@ -911,3 +924,31 @@ def test_how_long_a_condition_lasts_is_in_every_seats_state_and_names_only_whom_
                 assert said["until"] == {"Prone": {"of": of, "moment": "end_of_next_turn", "started": False}}, said
             if token:
                 assert "skarn" not in str(state).lower()
+
+
+def test_a_stream_resuming_far_back_sends_its_backlog_a_few_heads_a_look() -> None:
+    """A stream from the first event of a fight of 40 commands: each look computes at most HEADS_A_LOOK earlier
+    heads' views and sends what it has (it computed every head's options before its first byte: 3 s for 1,084
+    events, a tester), and the looks together send every event once, in order, each head followed by its view."""
+    from omen_server.app import HEADS_A_LOOK
+
+    table = Table()
+    with table.client:
+        table.create()
+        for n in range(40):
+            condition = "Exhausted" if n % 2 == 0 else "Fatigued"
+            assert table.command({"command": "apply_condition" if n % 4 < 2 else "clear_condition", "who": "kael",
+                                  "condition": condition}).status_code == 201
+        fights = table.client.app.state.fights
+        seat = fights.keep.seat(table.gm)
+        first, _view = _news(fights, "duel", seat, 0, -1)
+        assert sum(isinstance(m, OptionsView) for m in first) == HEADS_A_LOOK
+        items, view = streamed(fights, "duel", seat)
+        assert view is not None
+        seqs = [m.seq for m in items if not isinstance(m, OptionsView)]
+        assert seqs == list(range(1, view.head.seq + 1))
+        heads = [m.head.seq for m in items if isinstance(m, OptionsView)]
+        assert len(heads) >= 40 and heads == sorted(set(heads))
+        for at, m in enumerate(items):
+            if isinstance(m, OptionsView):
+                assert items[at - 1].seq == m.head.seq  # each view follows its head's last event
