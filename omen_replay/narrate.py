@@ -188,6 +188,10 @@ class _Names:
         self.armored[sheet.id] = sheet.armor is not None
         self.incoming[sheet.id] = sheet.incoming_damage
 
+    def weapon(self, who: str, weapon: str) -> str:
+        """``who``'s weapon (or shield) by its sheet's name (its id where it has none, or the sheet is not known)."""
+        return self.labels.get(who, {}).get(weapon, weapon)
+
     def declared(self, action: int, attacker: str, weapon: str | None, target: str) -> None:
         """An attack declared at ``action``: whose, with which weapon (by its label, as the damage names it), and on
         whom (whose sheet the defense's bonuses are told against, C28)."""
@@ -341,7 +345,8 @@ def _declared(e: AttackDeclared, names: _Names) -> Iterator[tuple[LineKind, str]
     if e.rage:
         claims.append("raging")
     extra = f", {', '.join(claims)}" if claims else ""
-    with_what = f"with {e.weapon}" if e.weapon else "unarmed"
+    with_what = f"with {names.weapon(e.attacker, e.weapon)}" if e.weapon else "unarmed"  # (by its name, as the
+    # damage line says it: it read "with sverd" beside "Sverð: 7 slashing"; a tester)
     yield "header", f"{names(e.attacker)} attacks {names(e.target)} {with_what} ({e.kind.replace('_', ' ')}{extra})"
 
 
@@ -365,7 +370,7 @@ def _skipped(e: ActiveDefenseWindowSkipped, names: _Names) -> Iterator[tuple[Lin
 
 def _chosen(e: ActiveDefenseChosen, names: _Names) -> Iterator[tuple[LineKind, str]]:
     verb = {"dodge": "dodges", "parry": "parries", "block": "blocks"}[e.defense]
-    weapon = f" with {e.weapon}" if e.weapon else ""
+    weapon = f" with {names.weapon(e.defender, e.weapon)}" if e.weapon else ""
     yield "window", f"  {names(e.defender)} {verb}{weapon}"
 
 

@@ -625,3 +625,18 @@ def test_an_incoming_multiplier_shows_its_arithmetic() -> None:
     told = [line.text.strip() for line in narrate(records) if "incoming" in line.text]
     assert told[0] == ("Greataxe: 13 slashing (6 die + 2 bonus + 5 WD) - 2 armor - 6 incoming (11 x 1/2, rounded "
                        "down) = 5 to Quill Ashgrove's HP (C12, C13)"), told
+
+
+def test_an_attack_and_a_parry_name_the_weapon_as_the_sheet_does() -> None:
+    """The demo's Vesh attacks with his "Curved knife" and Brin parries with her "Short blade" (the ember-ford
+    fixture, the demo's log): the lines name each weapon by its sheet's name, as the damage line does (they said
+    "with knife", "with shortblade", the ids, beside "Curved knife: ..." in the damage: a tester)."""
+    from pathlib import Path
+
+    from omen_core.events import decode_line
+
+    log = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+    events = [decode_line(line) for line in log.read_bytes().splitlines()]
+    said = {line.seq: line.text.strip() for line in narrate(events) if "with" in line.text}
+    assert said[93] == "Vesh the Cinder-Hand attacks Brin Hollowmere with Curved knife (melee)"
+    assert said[131] == "Brin Hollowmere parries with Short blade"
