@@ -210,7 +210,14 @@ def _choice_summary(offer: Offer) -> str:
             values.setdefault(key, [])
             if text not in values[key]:
                 values[key].append(text)
-    return "; ".join(f"{k}: {' | '.join(v[:10])}{' | ...' if len(v) > 10 else ''}" for k, v in values.items())
+    # every value the offer lists (at most MAX_LISTED combatants, 12): a list cut at 10 with "..." hid two listed
+    # ones beside the note counting those not listed ("9 more"; a GM tester's 22 combatants)
+    return "; ".join(f"{k}: {' | '.join(v[:MAX_SHOWN])}"
+                     + (f" | ... ({len(v) - MAX_SHOWN} more)" if len(v) > MAX_SHOWN else "") for k, v in values.items())
+
+
+#: The most values of one argument an ``omen status --all`` line shows (a combatant's list holds at most 12).
+MAX_SHOWN = 16
 
 
 #: Store URLs that keep nothing once the command ends.

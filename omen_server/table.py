@@ -630,9 +630,14 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
 
 def _note_named(note: str, names: Mapping[str, str]) -> str:
     """An offer's note as the page says it: an action called off by its card's number and whose it is by name
-    ("calls off #84 (attack declared by Vesh the Cinder-Hand)": it said "action 84" and the id, a GM tester)."""
-    return re.sub(r"\baction (\d+) \(([^()]*?) by ([^()\s]+)", lambda m: f"#{m.group(1)} ({m.group(2)} by "
-                  f"{names.get(m.group(3), m.group(3))}", note)
+    ("calls off #84 (attack declared by Vesh the Cinder-Hand)": it said "action 84" and the id, a GM tester); the
+    combatants a list leaves out, with where they may be named (the page's lists hold those listed alone: it said
+    "name any", with no field to name one in: a GM tester's 22 combatants)."""
+    named = re.sub(r"\baction (\d+) \(([^()]*?) by ([^()\s]+)", lambda m: f"#{m.group(1)} ({m.group(2)} by "
+                   f"{names.get(m.group(3), m.group(3))}", note)
+    return named.replace("not listed: name any (the rules check it when given)",
+                         "not in these lists (those engaged first, then foes, then allies): to name one, give the "
+                         "command with omen do or over HTTP")
 
 
 def _ability_names(offer: Offer, abilities: Mapping[str, str]) -> str:

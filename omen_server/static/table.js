@@ -315,6 +315,18 @@
         || panel.dataset.seat !== "gm" || panel.dataset.physical === "yes");
     }
 
+    // The turn's chip brought into view within the initiative column where that column scrolls on its own (a wide
+    // page: it stays in view beside the page); the page itself is not moved (a GM tester's 22 combatants: the
+    // turn's chip was 3,000 px down the page, and nothing went to it).
+    function showTurn() {
+      const column = $(".strip-col");
+      const chip = $(".chip.turn");
+      if (!column || !chip || column.scrollHeight <= column.clientHeight + 1) return;
+      const box = column.getBoundingClientRect();
+      const at = chip.getBoundingClientRect();
+      if (at.top < box.top || at.bottom > box.bottom) column.scrollTop += at.top - box.top - 8;
+    }
+
     // A control's name as a reader hears it (its label, else its words), to find it again in a new panel.
     function nameOf(el) {
       return (el.getAttribute("aria-label") || el.textContent || "").trim().replace(/\s+/g, " ");
@@ -340,7 +352,13 @@
       const within = focused && !focused.id ? focused.parentElement.closest("[id]") : null;
       const named = focused && !focused.id ? { tag: focused.tagName, name: nameOf(focused),
         within: within && within !== holder ? within.id : "" } : null;
+      const column = $(".strip-col", holder);
+      const stripAt = column ? column.scrollTop : 0; // where the reader had scrolled the initiative column
+      const turnBefore = ($(".chip.turn", holder) || { dataset: {} }).dataset.id;
       holder.innerHTML = html;
+      const columnNow = $(".strip-col", holder);
+      if (columnNow) columnNow.scrollTop = stripAt;
+      if (($(".chip.turn", holder) || { dataset: {} }).dataset.id !== turnBefore) showTurn();
       for (const [id, value] of Object.entries(kept)) {
         const el = document.getElementById(id);
         if (!el || el.type === "hidden") continue;

@@ -540,3 +540,25 @@ def test_next_attacks_a_foe_still_standing_before_a_dying_one() -> None:
     assert offered.index("orc") < offered.index("gob"), offered
     attacks = [line for line in next_commands(found, state, "f.jsonl", None) if '"declare_attack"' in line]
     assert len(attacks) == 1 and '"target":"gob"' in attacks[0].replace(" ", ""), attacks
+
+
+def test_status_all_shows_every_combatant_an_offer_lists() -> None:
+    """A fight of 22 (11 a side): Ana's attack lists 12 targets (MAX_LISTED, her 11 foes first) and notes the 9
+    others; `omen status --all`'s line shows all 12 (it showed 10 and "...", beside the note's "9 more": a GM
+    tester)."""
+    from omen_cli.show import _choice_summary
+    from omen_core.limits import MAX_LISTED
+    from omen_core.options import options
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    cast = [sheet(f"a{i}", AGI=(6, 30 - i)) for i in range(11)]  # no two alike: no tie (C19), a0 first
+    cast += [sheet(f"r{i}", side="raiders", AGI=(6, i)) for i in range(11)]
+    fight = new_fight(*cast, faces=[1] * 22)
+    fight.roll_initiative()
+    found = options(fight.state)
+    attack = next(o for o in found.offers if o.command == "declare_attack" and o.actor == "a0")
+    said = _choice_summary(attack)
+    targets = said.split("target: ")[1].split(";")[0].split(" | ")
+    assert len(targets) == MAX_LISTED and "..." not in said, said
+    assert {f"r{i}" for i in range(11)} <= set(targets) and attack.note.startswith("9 more combatant(s)")

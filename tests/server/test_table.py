@@ -2541,3 +2541,14 @@ def test_an_initiative_tie_among_allies_tells_their_player_to_agree_and_the_gm_w
             "has them roll off.") in mine and "Kael, Brin decide; it is free." in mine
     gm = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment(table, table.gm))).split())
     assert "the GM: roll off" in gm and "the GM: go" not in gm
+
+
+def test_a_lists_note_on_the_page_says_where_the_unlisted_may_be_named() -> None:
+    """An offer that lists 12 of 21 others notes the 9 left out; the page's lists hold those listed alone, so its
+    note says which come first and where the others may be named (it said "name any", with no field to name one
+    in: a GM tester's 22 combatants)."""
+    from omen_server.table import _note_named
+
+    said = _note_named("9 more combatant(s) not listed: name any (the rules check it when given)", {})
+    assert said == ("9 more combatant(s) not in these lists (those engaged first, then foes, then allies): to name "
+                    "one, give the command with omen do or over HTTP")

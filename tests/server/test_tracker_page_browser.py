@@ -490,3 +490,47 @@ def test_a_live_update_keeps_the_gms_chosen_condition_and_its_focus(server: Serv
     for one in (page, other, player):
         one.context.close()
     assert watch.outside == [] and watch.errors == [], watch.errors
+
+
+def test_in_a_big_fight_the_turns_chip_is_in_view_beside_the_page(server: Server, browser: Any) -> None:
+    """22 combatants (a GM tester's battle: the strip ran 4,600 px down the page, the turn's chip 3,000 px below
+    the screen): at 1280x800 the initiative column stays beside the page and scrolls on its own, and the turn's chip
+    is on the screen when the page opens and after each turn ends; the page never scrolls sideways."""
+    import copy
+
+    sheets = bundled_sheets()
+    cast = []
+    for i in range(11):
+        for base in ("kael", "vesh"):
+            made = copy.deepcopy(sheets[base])
+            made.update(id=f"{base}{i}", name=f"{made['name'].split()[0]} {i}")
+            cast.append(made)
+    status, made = server.call("POST", "/fights", {"id": "battle", "combatants": cast})
+    assert status == 201, made
+    gm = made["gm_token"]
+    status, now = server.call("POST", "/fights/battle/commands", {"command": {"command": "roll_initiative"}}, gm)
+    while (now["options"].get("waiting") or {}).get("kind") == "initiative_tie":  # allies tied: any order (C19)
+        offer = next(o for o in now["options"]["offers"] if o["command"] == "agree_initiative")
+        status, now = server.call("POST", "/fights/battle/commands", {"command": {
+            "command": "agree_initiative", **offer["choices"][0]["args"]}}, gm)
+    for _ in range(16):
+        status, now = server.call("POST", "/fights/battle/commands", {"command": {
+            "command": "end_turn", "who": now["options"]["turn"]}}, gm)
+        assert status == 201, now
+    on_screen = ("(() => { const c = document.querySelector('.chip.turn').getBoundingClientRect();"
+                 " return c.top >= 0 && c.bottom <= innerHeight; })()")
+    watch = Watch(origin_of(server))
+    page = page_of(browser, watch, origin_of(server), "battle", gm)
+    page.wait_for_timeout(300)
+    assert page.evaluate(on_screen), "the turn's chip is on the screen as the page opens"
+    turn = page.evaluate("document.querySelector('.chip.turn').dataset.id")
+    assert turn == now["options"]["turn"]
+    status, now = server.call("POST", "/fights/battle/commands", {"command": {"command": "end_turn", "who": turn}},
+                              gm)
+    assert status == 201, now
+    page.locator(f".chip.turn[data-id='{now['options']['turn']}']").wait_for()
+    page.wait_for_timeout(300)
+    assert page.evaluate(on_screen), "the next turn's chip is brought into the column's view"
+    assert page.evaluate("document.documentElement.scrollWidth") <= GM_SCREEN["width"]
+    page.screenshot(path=str(ARTIFACTS / "big-fight-gm.png"))
+    watch.clean_but(0)
