@@ -105,12 +105,17 @@ UNFINGERPRINTED = ("remaining", "until")
 def fingerprint(events: list[StoredEvent]) -> dict[str, Any]:
     """The end state's summary (the head's hash aside: the recording pins the bytes; and what
     :data:`UNFINGERPRINTED` names) and the sha256 of its canonical JSON."""
-    summary = _plain(summarise(project(events)))
+    summary = fingerprinted(_plain(summarise(project(events))))
     summary.pop("hash", None)
+    return {"sha256": _summary_digest(summary), "summary": summary}
+
+
+def fingerprinted(summary: dict[str, Any]) -> dict[str, Any]:
+    """A state summary (as plain data) less what a fingerprint leaves out (:data:`UNFINGERPRINTED`)."""
     for combatant in summary["combatants"]:
         for field in UNFINGERPRINTED:
             combatant.pop(field, None)
-    return {"sha256": _summary_digest(summary), "summary": summary}
+    return summary
 
 
 def _paths(value: object, prefix: str = "$") -> Iterator[tuple[str, object]]:

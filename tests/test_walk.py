@@ -524,7 +524,7 @@ def test_a_version_one_log_reads_and_verifies() -> None:
     checked on its own bytes: sound but for the turns the Dying Brin and Skarn take, which C36 now skips."""
     import json
 
-    from omen_replay.fixtures import _plain
+    from omen_replay.fixtures import _plain, fingerprinted
     from omen_replay.replay import summarise
     from omen_replay.verify import verify_lines
 
@@ -532,7 +532,7 @@ def test_a_version_one_log_reads_and_verifies() -> None:
     lines = lines_of(folder / "fight.jsonl")
     assert b'"schema_version":1' in lines[0] and b'"roll":' in b"".join(lines)
     state = replay(source(lines))
-    summary = _plain(summarise(state))
+    summary = fingerprinted(_plain(summarise(state)))
     assert summary.pop("hash") == state.last_hash
     assert summary == json.loads((folder / "fingerprint.json").read_text())["summary"]
     report = verify_lines(lines)
@@ -553,7 +553,7 @@ def test_a_version_three_log_reads_and_verifies_unsalted() -> None:
     (the salt is left out at its default; since schema version 5 so is every other field at its default)."""
     import json
 
-    from omen_replay.fixtures import _plain
+    from omen_replay.fixtures import _plain, fingerprinted
     from omen_replay.replay import summarise
     from omen_replay.verify import verify_lines
 
@@ -561,7 +561,7 @@ def test_a_version_three_log_reads_and_verifies_unsalted() -> None:
     lines = lines_of(folder / "fight.jsonl")
     assert all(b'"schema_version":3' in line and b'"salt"' not in line for line in lines)
     state = replay(source(lines))
-    summary = _plain(summarise(state))
+    summary = fingerprinted(_plain(summarise(state)))
     assert summary.pop("hash") == state.last_hash
     assert summary == json.loads((folder / "fingerprint.json").read_text())["summary"]
     report = verify_lines(lines)
@@ -578,7 +578,7 @@ def test_a_version_four_log_reads_and_verifies_with_its_defaults_written() -> No
     lines decode to, event for event, up to the first of those turns."""
     import json
 
-    from omen_replay.fixtures import _plain
+    from omen_replay.fixtures import _plain, fingerprinted
     from omen_replay.replay import summarise
     from omen_replay.verify import verify_lines
 
@@ -586,11 +586,11 @@ def test_a_version_four_log_reads_and_verifies_with_its_defaults_written() -> No
     lines = lines_of(folder / "fight.jsonl")
     assert all(b'"schema_version":4' in line for line in lines) and b'"economy":{"actions":1' in lines[0]
     state = replay(source(lines))
-    summary = _plain(summarise(state))
+    summary = fingerprinted(_plain(summarise(state)))
     assert summary.pop("hash") == state.last_hash
     assert summary == json.loads((folder / "fingerprint.json").read_text())["summary"]
     today = lines_of(ROOT / "fixtures" / "ember-ford" / "fight.jsonl")
-    today_summary = _plain(summarise(replay(source(today))))
+    today_summary = fingerprinted(_plain(summarise(replay(source(today)))))
     today_summary.pop("hash")
     # C36 came after: today's recording skips the Dying Brin's and Skarn's turns (8 events fewer), so their Bonus
     # Actions are not refilled; every other fact of the end state is the same.
@@ -622,7 +622,7 @@ def test_a_version_two_log_reads_and_verifies() -> None:
     to no newer canonical form."""
     import json
 
-    from omen_replay.fixtures import _plain
+    from omen_replay.fixtures import _plain, fingerprinted
     from omen_replay.replay import summarise
     from omen_replay.verify import verify_lines
 
@@ -630,7 +630,7 @@ def test_a_version_two_log_reads_and_verifies() -> None:
     lines = lines_of(folder / "fight.jsonl")
     assert b'"schema_version":2' in lines[0] and b'"draw"' not in lines[0]
     state = replay(source(lines))
-    summary = _plain(summarise(state))
+    summary = fingerprinted(_plain(summarise(state)))
     assert summary.pop("hash") == state.last_hash
     assert summary == json.loads((folder / "fingerprint.json").read_text())["summary"]
     report = verify_lines(lines)
