@@ -398,8 +398,10 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return f"tie between {', '.join(n(w) for w in e.get('group') or [])}", ""
         case "initiative_roll_off":
             return "roll-off: " + ", ".join(f"{n(r.get('roller'))} {r.get('total')}" for r in e.get("rolls") or []), ""
-        case "initiative_order_set" | "initiative_agreed":
+        case "initiative_order_set":
             return "order: " + ", ".join(n(w) for w in e.get("order") or []), ""
+        case "initiative_agreed":  # one tie's settling, not the order (a GM tester read it as the order, C19)
+            return "agreed among the tied: " + ", ".join(n(w) for w in e.get("order") or []), ""
         case "round_started":
             return f"Round {e.get('round')}", ""
         case "turn_started":

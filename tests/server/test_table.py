@@ -2541,6 +2541,10 @@ def test_an_initiative_tie_among_allies_tells_their_player_to_agree_and_the_gm_w
             "has them roll off.") in mine and "Kael, Brin decide; it is free." in mine
     gm = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment(table, table.gm))).split())
     assert "the GM: roll off" in gm and "the GM: go" not in gm
+    # the agreement is said as one tie's settling, the order as the order (a GM tester read the first as the second)
+    assert table.command({"command": "agree_initiative", "order": ["brin", "kael"]}).status_code == 201
+    lines = _top_lines(fragment(table, table.gm))
+    assert "agreed among the tied: Brin, Kael" in lines and "order: Vesh, Brin, Kael" in lines, lines
 
 
 def test_a_lists_note_on_the_page_says_where_the_unlisted_may_be_named() -> None:
@@ -2552,3 +2556,18 @@ def test_a_lists_note_on_the_page_says_where_the_unlisted_may_be_named() -> None
     said = _note_named("9 more combatant(s) not listed: name any (the rules check it when given)", {})
     assert said == ("9 more combatant(s) not in these lists (those engaged first, then foes, then allies): to name "
                     "one, give the command with omen do or over HTTP")
+
+
+def test_a_player_of_several_combatants_reads_whose_each_ability_is(table: Any) -> None:
+    """C37: Alice plays Kael (Healing Word) and Brin (none): her list says "(Kael Arden)" beside it, as the GM's
+    does (a player of three combatants could not tell whose her abilities were: a GM tester's battle); a player of
+    one combatant's list names no one."""
+    kael = {**sheet("kael"), "abilities": ["healing_word"]}
+    table.create(combatants=[kael, sheet("brin"), sheet("vesh")])
+    tokens = {name: table.client.post("/fights/duel/seats", headers=table.auth(), json={
+        "kind": "player", "name": name, "combatants": plays}).json()["token"]
+        for name, plays in (("Alice", ["kael", "brin"]), ("Cara", ["kael"]))}
+    for name, whose in (("Alice", True), ("Cara", False)):
+        page = fragment(table, tokens[name])
+        listed = page[page.index('id="abilities-h"'):page.index("</section>", page.index('id="abilities-h"'))]
+        assert ('<strong>Healing Word</strong> <span class="muted">(Kael Arden)</span>' in listed) is whose, name
