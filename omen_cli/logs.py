@@ -183,7 +183,25 @@ def replay_cmd(
             return
         snapshots = open_snapshots(log_url)
         state = replay_store(store, fight_id, to, snapshots if snapshots.seqs(fight_id) else None)
+        later = undone_later(store.landmarks(fight_id), to) if to is not None and not as_json else ""
     print_state(summarise(state), as_json, log_url, fight)
+    if later:
+        say(f"[dim]{escape(later)}[/]")
+
+
+def undone_later(landmarks: list[Any], seq: int) -> str:
+    """What ``omen replay --to SEQ`` says of a seq an undo later in the log took back (and no redo brought back):
+    which undo, why, and that the state shown is the fight as it stood then (it said nothing: a post-fight
+    reviewer read an action the GM had taken back as standing); "" for any other seq."""
+    from omen_core.walk import landmarks_of
+
+    for u in landmarks_of(landmarks).undos:
+        if u.seq > seq and u.from_seq <= seq <= u.to_seq and u.redone_at is None:
+            why = f' ("{u.reason}")' if u.reason else ""
+            return (f"seq {seq} was undone later: the undo at seq {u.seq} took back seqs {u.from_seq} to {u.to_seq}"
+                    f"{why}. This is the fight as it stood at seq {seq}, before that undo; the log as it stands "
+                    f"leaves those seqs out (--to {u.from_seq - 1} is where the undo went back to).")
+    return ""
 
 
 def _print_steps(steps: Iterator[Step], as_json: bool) -> None:

@@ -698,3 +698,18 @@ def test_a_store_urls_password_is_never_printed(request: pytest.FixtureRequest) 
     assert refused.exit_code == 2 and "no fight 'nope' in postgresql://omen:***@" in refused.output
     assert json.loads(as_json.stdout)["error"]["message"].startswith("no fight 'nope' in postgresql://omen:***@")
     assert replayed.exit_code == 0 and "omen verify 'postgresql://omen:***@" in " ".join(replayed.output.split())
+
+
+def test_replay_to_a_seq_undone_later_says_so(tmp_path: Path) -> None:
+    """Ember Ford's undo at seq 90 took back seqs 82 to 88 (Vesh's attack on his ally): replay --to 85 says that
+    seq 85 was undone later, by which undo and why, and that the state is the fight as it stood then (it said
+    nothing: a post-fight reviewer read the undone action as standing); --to 92, after the undo, says nothing of
+    it; --json is the state alone."""
+    log = tmp_path / "ef.jsonl"
+    omen("run", str(EMBER_FORD), "--log", str(log), "--quiet")
+    said = " ".join(omen("replay", str(log), "--to", "85").output.split())
+    assert ('seq 85 was undone later: the undo at seq 90 took back seqs 82 to 88 ("vesh was never going to strike '
+            'an ally"). This is the fight as it stood at seq 85, before that undo; the log as it stands leaves those '
+            'seqs out (--to 81 is where the undo went back to).') in said, said
+    assert "undone later" not in omen("replay", str(log), "--to", "92").output
+    assert json.loads(omen("replay", str(log), "--to", "85", "--json").stdout)["seq"] == 85
