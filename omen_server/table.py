@@ -213,6 +213,7 @@ class ChoiceView:
     faces: tuple[Face, ...]
     pair: tuple[str, str, str] = ("", "", "")  # a condition to apply: on whom (id, name), which (two selects)
     said: str = ""  # what the choice does, where its label is a name alone (an ability's answer: its summary)
+    each: str = ""  # every roll, where ``rolls`` counts them (more than ROLLS_SPELLED): opened on demand
 
 
 @dataclass(frozen=True)
@@ -524,6 +525,12 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
     said = _rolls(choice.dice, names)
     if choice.may_roll:
         said += ("; " if said else "") + "then perhaps " + _rolls(choice.may_roll, names)
+    each = ""
+    if len(choice.dice) + len(choice.may_roll) > ROLLS_SPELLED:  # 22 combatants' initiative and 11 roll-offs made a
+        # paragraph above the button (a large-battle GM tester): counted, the list a tap away
+        each, said = said, (f"{len(choice.dice)} rolls" if choice.dice else "") + (
+            f"{', then perhaps ' if choice.dice else 'perhaps '}{len(choice.may_roll)} more" if choice.may_roll
+            else "")
     if offer.command in DICE_UNSAID and not gm and seeded:  # a player's options list none (omen_core.seats)
         said = ("the server rolls its dice from the fight's seed (the GM may make them physical: then the roll "
                 "box asks for them as they come)")
@@ -549,7 +556,11 @@ def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[s
             str(choice.args.get("condition", ""))) if offer.command == "apply_condition" else ("", "", "")
     return ChoiceView(label=label,
                       args=json.dumps(choice.args, separators=(",", ":")), rolls=said, faces=faces, pair=pair,
-                      said=said_too)
+                      said=said_too, each=each)
+
+
+#: The most rolls a choice's "Rolls:" line spells out; past it, the line counts them and lists each on demand.
+ROLLS_SPELLED = 6
 
 
 def _gear_named(args: dict[str, Any], actor: str | None, gear: Mapping[tuple[str, str], str]) -> dict[str, Any]:

@@ -2571,3 +2571,24 @@ def test_a_player_of_several_combatants_reads_whose_each_ability_is(table: Any) 
         page = fragment(table, tokens[name])
         listed = page[page.index('id="abilities-h"'):page.index("</section>", page.index('id="abilities-h"'))]
         assert ('<strong>Healing Word</strong> <span class="muted">(Kael Arden)</span>' in listed) is whose, name
+
+
+def test_a_choice_of_many_rolls_counts_them_and_lists_each_on_demand(table: Any) -> None:
+    """Initiative for eight combatants: the GM's Roll initiative says "Rolls: 8 rolls" (with "then perhaps N more"
+    where a tie could add roll-offs, C19) and lists each roll under "Each roll", opened on demand (22 combatants'
+    rolls made a paragraph above the button: a large-battle GM tester); two combatants' rolls are spelled out."""
+    import copy
+
+    cast = []
+    for i in range(4):
+        for base in ("kael", "vesh"):
+            made = copy.deepcopy(sheet(base))
+            made.update(id=f"{base}{i}", name=f"{made['name']} {i}")
+            cast.append(made)
+    table.create(combatants=cast)
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment(table, table.gm))).split())
+    assert re.search(r"Rolls: 8 rolls(, then perhaps \d+ more)? Each roll Kael Arden 0's initiative: d\d+ "
+                     r"\(check\);", text), text[:3000]
+    table.create(fight_id="two")
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment(table, table.gm, "two"))).split())
+    assert "Rolls: Kael Arden's initiative: d" in text and "Each roll" not in text
