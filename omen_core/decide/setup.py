@@ -68,11 +68,6 @@ def join(draft: Draft, cmd: Join) -> None:
     sheet = cmd.sheet
     if sheet.id in draft.state.combatants:
         raise RuleViolation("setup", f"a combatant with id {sheet.id!r} has already joined", field="$.id")
-    same = next((cid for cid in draft.state.combatants if cid.casefold() == sheet.id.casefold()), None)
-    if same is not None:  # two ids a reader (or a case-blind file system, a chat bot) cannot tell apart: "Shira"
-        # and "shira" both joined, and a command for one named the other by a slip of the shift key (a tester)
-        raise RuleViolation("setup", f"a combatant with id {same!r} has already joined: {sheet.id!r} differs from it "
-                                     "only by case; give it an id of its own", field="$.id")
     if not shows_something(sheet.name):  # every page, story and prompt names a combatant by it (a tester's blank
         # name left a card with no name and an attack offered "with Sword" on no one)
         raise RuleViolation("setup", f"{sheet.id}'s name {sheet.name!r} shows nothing: give it a name a player can "
