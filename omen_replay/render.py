@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import html
 import io
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol, TextIO
@@ -286,6 +287,23 @@ class MarkdownWriter:
 # -- HTML ---------------------------------------------------------------------------------------------------------
 
 
+#: A strong right-to-left character (Hebrew, Arabic, Syriac, Thaana, N'Ko, Samaritan, and their presentation forms).
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+
+
+def isolated(text: str, names: Iterable[str]) -> Any:
+    """``text`` as HTML with each right-to-left name among ``names`` in it isolated (``<bdi>``), so that two such
+    names side by side keep their order and the punctuation after one stays in place ("رشيد, שירה" read in
+    reverse order: a tester of non-English names); any other text as it is (escaped by the template, as every
+    value). Names are isolated where they are written, in text: never in an attribute (a note being edited)."""
+    rtl = sorted({n for n in names if n and _RTL.search(n)}, key=len, reverse=True)
+    if not isinstance(text, str) or isinstance(text, Markup) or not any(n in text for n in rtl):
+        return text
+    parts = re.split("(" + "|".join(re.escape(n) for n in rtl) + ")", text)
+    return Markup("").join(Markup("<bdi>{}</bdi>").format(visible(part)) if i % 2 else visible(part)
+                           for i, part in enumerate(parts))
+
+
 def _finalize(value: Any) -> Any:
     """Every value a template writes: user text with its control characters shown as escapes (markup the
     templates made themselves is left as it is)."""
@@ -305,6 +323,7 @@ def environment(loader: jinja2.BaseLoader | None = None) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, finalize=_finalize, trim_blocks=True,
                              lstrip_blocks=True, auto_reload=False)
     env.globals["held"] = _held
+    env.filters["isolated"] = isolated
     return env
 
 

@@ -278,3 +278,18 @@ def test_round_summaries_and_the_end_say_the_ticks_a_condition_has_left() -> Non
     assert "  Sable Venn (harbor): HP 10/20, Will 6/6, Exhausted x2, Fatigued (2 left)\n" in text
     assert render_records(records, "md").count("Exhausted x2, Fatigued (2 left) |") == 2
     assert render_records(records, "html").count("Exhausted x2, Fatigued (2 left)</td>") == 2
+
+
+def test_right_to_left_names_are_isolated_where_text_says_them() -> None:
+    """Two right-to-left names side by side keep their order (each in <bdi>: "رشيد, שירה" read reversed, and the
+    colon after one moved: a tester of non-English names); a left-to-right name and text without such a name are
+    left as they are; the text around is escaped, its control characters shown (as every value)."""
+    from markupsafe import Markup
+
+    from omen_replay.render import isolated
+
+    names = ["رشيد", "שירה", "Kael Arden"]
+    assert isolated("tie between رشيد, שירה & Kael Arden\x1b", names) == Markup(
+        "tie between <bdi>رشيد</bdi>, <bdi>שירה</bdi> &amp; Kael Arden\\x1b")
+    assert isolated("Kael Arden's turn", names) == "Kael Arden's turn"
+    assert not isinstance(isolated("Kael Arden's turn", names), Markup)  # escaped by the template as any value

@@ -2592,3 +2592,18 @@ def test_a_choice_of_many_rolls_counts_them_and_lists_each_on_demand(table: Any)
     table.create(fight_id="two")
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment(table, table.gm, "two"))).split())
     assert "Rolls: Kael Arden's initiative: d" in text and "Each roll" not in text
+
+
+def test_right_to_left_names_keep_their_order_on_the_page(table: Any) -> None:
+    """Rashid (رشيد) and Shira (שירה) tie on initiative: the card's lines and the chips isolate each name (<bdi>), so
+    "order: שירה, رشيد, Vesh the Cinder-Hand" keeps its order in a browser (two right-to-left names side by side
+    read reversed: a tester of non-English names); a left-to-right name is written as it is, and no attribute
+    holds markup (a note being edited, a card's words)."""
+    rashid = {**sheet("kael"), "id": "rashid", "name": "رشيد"}
+    shira = {**sheet("brin"), "id": "shira", "name": "שירה"}
+    table.create(dice="manual", names=(), combatants=[rashid, shira, sheet("vesh")])
+    assert table.command({"command": "roll_initiative", "dice": [3, 3, 1]}).status_code == 201
+    page = fragment(table, table.gm)
+    assert "<li>order: <bdi>שירה</bdi>, <bdi>رشيد</bdi>, Vesh the Cinder-Hand</li>" in page
+    assert '<p class="chip-name"><strong><bdi>رشيد</bdi></strong>' in page
+    assert "<bdi>Vesh" not in page and "&lt;bdi" not in page and not re.search(r'="[^"]*<bdi>', page)
