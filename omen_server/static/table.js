@@ -327,6 +327,20 @@
       if (at.top < box.top || at.bottom > box.bottom) column.scrollTop += at.top - box.top - 8;
     }
 
+    // a tablet turned (or a window resized) keeps the turn's chip in the column's view (it kept the column's old
+    // scroll, and the turn's chip was above it: a tablet tester)
+    window.addEventListener("resize", () => showTurn());
+
+    // Whether the turn's chip is whole within the initiative column's view (where that column scrolls).
+    function turnShown() {
+      const column = $(".strip-col");
+      const chip = $(".chip.turn");
+      if (!column || !chip || column.scrollHeight <= column.clientHeight + 1) return false;
+      const box = column.getBoundingClientRect();
+      const at = chip.getBoundingClientRect();
+      return at.top >= box.top && at.bottom <= box.bottom;
+    }
+
     // A control's name as a reader hears it (its label, else its words), to find it again in a new panel.
     function nameOf(el) {
       return (el.getAttribute("aria-label") || el.textContent || "").trim().replace(/\s+/g, " ");
@@ -355,10 +369,13 @@
       const column = $(".strip-col", holder);
       const stripAt = column ? column.scrollTop : 0; // where the reader had scrolled the initiative column
       const turnBefore = ($(".chip.turn", holder) || { dataset: {} }).dataset.id;
+      const turnInView = turnShown();
       holder.innerHTML = html;
       const columnNow = $(".strip-col", holder);
       if (columnNow) columnNow.scrollTop = stripAt;
-      if (($(".chip.turn", holder) || { dataset: {} }).dataset.id !== turnBefore) showTurn();
+      // a new turn's chip is brought into view; the same turn's stays in view where it was (the chips above it
+      // grew or shrank: its name was cut at the column's top, a tester), else the reader's scroll is kept
+      if (($(".chip.turn", holder) || { dataset: {} }).dataset.id !== turnBefore || turnInView) showTurn();
       for (const [id, value] of Object.entries(kept)) {
         const el = document.getElementById(id);
         if (!el || el.type === "hidden") continue;

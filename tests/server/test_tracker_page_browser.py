@@ -533,4 +533,19 @@ def test_in_a_big_fight_the_turns_chip_is_in_view_beside_the_page(server: Server
     assert page.evaluate(on_screen), "the next turn's chip is brought into the column's view"
     assert page.evaluate("document.documentElement.scrollWidth") <= GM_SCREEN["width"]
     page.screenshot(path=str(ARTIFACTS / "big-fight-gm.png"))
+    # a tablet turned: at 800 px the column still scrolls on its own, the turn's chip kept in its view; at 768 px
+    # (the phone's one column) the chips are under the page, each wide enough for a name beside the GM's buttons
+    # (four abreast at 768 px broke names mid-word, and the column kept its old scroll: a tablet tester)
+    page.set_viewport_size({"width": 800, "height": 1280})
+    page.wait_for_timeout(300)
+    column_box = ("(() => { const b = document.querySelector('.strip-col').getBoundingClientRect(), c = document"
+                  ".querySelector('.chip.turn').getBoundingClientRect(); return c.top >= b.top && c.bottom <= b.bottom;"
+                  " })()")
+    assert page.evaluate(column_box)
+    page.set_viewport_size({"width": 768, "height": 1024})
+    page.wait_for_timeout(300)
+    assert page.evaluate("getComputedStyle(document.querySelector('.strip-col')).position") == "static"
+    assert min(page.evaluate("[...document.querySelectorAll('.chip')].map(c => c.getBoundingClientRect().width)")) \
+        >= 230
+    assert page.evaluate("document.documentElement.scrollWidth") <= 768
     watch.clean_but(0)
