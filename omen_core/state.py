@@ -450,8 +450,10 @@ class FightState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     deferred: tuple[Pending, ...] = ()
 
     def lasting(self, who: str) -> dict[str, Lasting]:
-        """``who``'s conditions that last until a named combatant's next turn (C40), by condition."""
-        return {u.condition: Lasting(of=u.of, moment=u.moment, started=u.armed) for u in self.until if u.who == who}
+        """``who``'s conditions that last until a named combatant's next turn (C40), by condition; once the fight
+        has ended no turn is under way (they said "current turn" after the end: a durations tester)."""
+        return {u.condition: Lasting(of=u.of, moment=u.moment, started=u.armed and self.ending is None)
+                for u in self.until if u.who == who}
 
     def had_a_turn(self, who: str) -> bool:
         """Whether ``who``'s first turn has started: before it, Bonus Actions are for defence only (C20)."""

@@ -328,9 +328,11 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             return _resource(e, n), ""
         case "condition_applied":
             stacks = f" ×{e['stacks']}" if int(e.get("stacks", 1) or 1) > 1 else ""
-            until = (f" until the {'start' if e['until'] == 'start_of_next_turn' else 'end'} of {n(e.get('of'))}'s "
-                     "next turn" if e.get("until") in ("start_of_next_turn", "end_of_next_turn") and e.get("of")
-                     else "")  # C40
+            # C40; the combatant whose turn it waits for withheld from this seat: "another combatant", as the
+            # chip says (the line said nothing of it, as if it lasted until cleared: a durations tester)
+            until = (f" until the {'start' if e['until'] == 'start_of_next_turn' else 'end'} of "
+                     f"{n(e['of']) if e.get('of') else 'another combatant'}'s next turn"
+                     if e.get("until") in ("start_of_next_turn", "end_of_next_turn") else "")
             by = (f" (applied by {n(e['by'])})" if isinstance(e.get("by"), str) and e["by"] != e.get("who")
                   else "")  # whose save-ends condition it is (C40), where the seat sees who (a tester: never said)
             return f"{n(e['who'])} {condition_held(str(e.get('condition')))}{stacks}{by}{until}", ""

@@ -145,3 +145,20 @@ def test_the_summary_says_how_long_each_condition_lasts() -> None:
     fight.end_turn("orc")
     ana = next(c for c in summarise(fight.state).combatants if c.id == "ana")
     assert "Prone" not in ana.conditions and ana.until == {}
+
+
+def test_once_the_fight_has_ended_no_turn_is_under_way_for_a_duration() -> None:
+    """C40: Ana Prone until the end of the orc's next turn, that turn under way (`started`), then the GM ends the
+    fight: the summary says it not started (the surfaces said "until the end of the orc's current turn" after the
+    end: a durations tester)."""
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    fight = new_fight(sheet("orc", side="raiders"), sheet("ana"), faces=[6, 1])
+    fight.roll_initiative()  # the orc first
+    fight.apply_condition("ana", "Prone", until="end_of_next_turn", of="orc")
+    fight.end_turn("orc")
+    fight.end_turn("ana")  # round 2: the orc's next turn under way
+    assert summarise(fight.state).combatants[1].until["Prone"].started
+    fight.end_fight("gm")
+    assert not summarise(fight.state).combatants[1].until["Prone"].started

@@ -925,6 +925,10 @@ def test_how_long_a_condition_lasts_is_in_every_seats_state_and_names_only_whom_
                 assert said["until"] == {"Prone": {"of": of, "moment": "end_of_next_turn", "started": False}}, said
             if token:
                 assert "skarn" not in str(state).lower()
+        # her page's log says how long it lasts too, the one it waits for unnamed (it said "Kael Arden is Prone",
+        # as if until cleared: a durations tester)
+        page = " ".join(table.client.get("/fights/duel/table", headers=table.auth(alice)).text.split())
+        assert "Kael Arden is Prone until the end of another combatant&#39;s next turn" in page
 
 
 def test_a_stream_resuming_far_back_sends_its_backlog_a_few_heads_a_look() -> None:
