@@ -534,6 +534,8 @@ def _as_it_stands(state: FightState, frame: Frame) -> str:
     the engine reckons them (:func:`omen_core.derive.hit_numbers`); "" for anything else."""
     if not isinstance(frame, AttackFrame) or frame.hit_roll is None or frame.determination is not None:
         return ""
+    if not {frame.declaration.attacker, frame.declaration.target} <= state.combatants.keys():
+        return ""  # a view that left out a join (a seat's): the totals are not this reader's to reckon
     attack, defense, crit = hit_numbers(state, frame)
     critical = crit.fcs_portion > crit.res_portion
     return (f" (as it stands: hit total {attack.total} against defense {defense.total}, before any Active Defense, "

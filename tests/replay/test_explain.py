@@ -1949,3 +1949,26 @@ def test_an_attack_undone_before_its_hit_was_determined_says_its_totals_as_they_
         "as it stood when undone: hit total 9 against defense 3, before any Active Defense, C8; the crit check "
         "already succeeds: FCS portion 4 > RES portion 2, C7",
         "UNDONE: taken back by the undo at seq 90 (seqs 82 to 88): vesh was never going to strike an ally")
+
+
+def test_totals_as_they_stand_are_not_reckoned_in_a_view_without_a_combatant_of_the_attack() -> None:
+    """An attack at its Active Defense window, in a state whose target never joined (a seat's view may leave a join
+    out): explain's "as it stands" totals are left out, not a KeyError (found by the random fights, rendering a
+    view with events left out)."""
+    from pathlib import Path
+
+    import msgspec
+
+    from omen_core.events import decode_line
+    from omen_core.state import AttackFrame
+    from omen_core.walk import project
+    from omen_replay.explain import _as_it_stands
+
+    log = Path(__file__).resolve().parents[2] / "fixtures" / "ember-ford" / "fight.jsonl"
+    state = project([decode_line(line) for line in log.read_bytes().splitlines()][:88])
+    frame = state.stack[-1]
+    assert isinstance(frame, AttackFrame) and frame.hit_roll is not None and frame.determination is None
+    assert _as_it_stands(state, frame).startswith(" (as it stands: hit total ")
+    without = msgspec.structs.replace(state, combatants={k: v for k, v in state.combatants.items()
+                                                         if k != frame.declaration.target})
+    assert _as_it_stands(without, frame) == ""
