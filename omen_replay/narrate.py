@@ -624,24 +624,8 @@ def _cleared(e: ConditionCleared, names: _Names) -> Iterator[tuple[LineKind, str
     """A condition cleared and why; a reason that says again that it is no longer held ("raised above 0 HP by Mend:
     no longer Dying (C36)", the engine's words) is said once ("Bo is no longer Dying: raised above 0 HP by Mend
     (C36)": it read "... by Mend: no longer Dying (C36)", a tester)."""
-    why = f": {_named(e.reason.replace(f': no longer {e.condition}', ''), names)}" if e.reason else ""
+    why = f": {e.reason.replace(f': no longer {e.condition}', '')}" if e.reason else ""
     yield "result", f"  {names(e.who)} {condition_held(e.condition, held=False)}{why}"
-
-
-#: The combatant ids a cleared condition's recorded reason holds (the engine's words, C40, C15): "of bo's next
-#: turn", "ash saved: 5 >= bo's 1".
-_REASON_IDS = re.compile(r"(?<![\w.-])(of |^)([A-Za-z0-9][A-Za-z0-9._-]*)('s next turn| saved: )"
-                         r"|(>= )([A-Za-z0-9][A-Za-z0-9._-]*)('s )")
-
-
-def _named(reason: str, names: _Names) -> str:
-    """A recorded reason with the combatants it names by id told by name, as every other line tells them ("it
-    lasted until the start of Bo's next turn": the log called one combatant "Bo" and "bo", a durations tester);
-    an id no combatant has is left as written."""
-    def told(m: re.Match[str]) -> str:
-        lead, cid, tail = (m.group(1), m.group(2), m.group(3)) if m.group(2) else (m.group(4), m.group(5), m.group(6))
-        return f"{lead}{names(cid) if cid in names.names else cid}{tail}"
-    return _REASON_IDS.sub(told, reason)
 
 
 def _settled(e: ActionSettled, names: _Names) -> Iterator[tuple[LineKind, str]]:

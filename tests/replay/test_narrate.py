@@ -640,19 +640,3 @@ def test_an_attack_and_a_parry_name_the_weapon_as_the_sheet_does() -> None:
     said = {line.seq: line.text.strip() for line in narrate(events) if "with" in line.text}
     assert said[93] == "Vesh the Cinder-Hand attacks Brin Hollowmere with Curved knife (melee)"
     assert said[131] == "Brin Hollowmere parries with Short blade"
-
-
-def test_a_cleared_conditions_recorded_reason_names_combatants_by_name() -> None:
-    """C40, C15: Ana's Prone until the end of the orc's next turn clears; the line tells the reason the engine
-    recorded ("... of orc's next turn") with the orc by its name, as every other line names it (one log called a
-    combatant "Bo" and "bo": a durations tester)."""
-    from tests.fights import new_fight
-
-    orc = msgspec.structs.replace(sheet("orc", side="raiders"), name="Grok the Orc")
-    fight = new_fight(orc, sheet("ana"), faces=[6, 1])
-    fight.roll_initiative()  # the orc first
-    fight.apply_condition("ana", "Prone", until="end_of_next_turn", of="orc")
-    for who in ("orc", "ana", "orc"):
-        fight.end_turn(who)
-    cleared = [line.text.strip() for line in narrate(fight.events) if "no longer Prone" in line.text]
-    assert len(cleared) == 1 and "until the end of Grok the Orc's next turn" in cleared[0], cleared
