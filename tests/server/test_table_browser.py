@@ -700,6 +700,9 @@ def test_a_refusal_for_dice_awaited_is_said_in_the_pages_words_and_goes_once_the
                 gm, alice = gm_and_phone(browser, f"{origin}/table/wait", gm_token, alice_token)
                 gm.locator("form[data-command=roll_initiative] button[type=submit]").click()
                 expect(gm.locator("#message")).to_have_text("Waiting for Alice's dice.")
+                # the panel shows the staged command before the form is sent (a panel from before it, swapped in
+                # after the refusal, cleared the refusal's line: a CI run under load)
+                expect(gm.locator(".table-panel")).to_have_attribute("data-staged", "theirs")
                 gm.locator("#gm-apply_condition > summary").click()
                 form = gm.locator("form[data-command=apply_condition]")
                 form.locator("select.pair[data-pair='0']").select_option("vesh")
