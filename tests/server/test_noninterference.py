@@ -145,7 +145,9 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
     GM's engagement of Kael names the hidden Skarn beside Vesh (Alice, Bob and the spectator are given the same
     events, state, options and table fragment in both, opaque values aside); and, in a third world, the name and id
     of the ability Kael uses, whose deferred cost (C41) settles at his next turn's start (the same to Bob and the
-    spectator: it is Kael's, C37, and Alice's to know)."""
+    spectator: it is Kael's, C37, and Alice's to know); and, in world B, the hidden combatant's id and name (Grot, not
+    Skarn), Kael being Prone until the end of its next turn in every world (C40: a seat's `until` names no
+    combatant it does not see, `"of": null`, its page "another combatant")."""
     from litestar.testing import TestClient
 
     from omen_core import MemoryStore
@@ -157,16 +159,17 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
 
     ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
 
-    def world(fight_id: str, applier: str, others: list[str], ability: tuple[str, str]) -> dict[str, Transcript]:
+    def world(fight_id: str, applier: str, others: list[str], ability: tuple[str, str], hidden: str = "skarn"
+              ) -> dict[str, Transcript]:
         used = decode_content(
             f'[abilities.{ability[0]}]\nname = "{ability[1]}"\nuse = "bonus_action"\ntarget = "self"\n'
             'effects = [{ kind = "heal", to = "actor", flat = 1 }]\n'
             'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", flat = 3, '
             'damage_type = "arcane" }] }\n', AbilityLibrary, source="a.toml", fmt="toml").get(ability[0])
         sheets = [msgspec.structs.replace(plain("kael", hp=20), abilities=(used,)), plain("brin"),
-                  plain("vesh", side="raiders"), plain("skarn", side="raiders")]
+                  plain("vesh", side="raiders"), plain(hidden, side="raiders")]
         made = client.post("/fights", json={"id": fight_id, "dice": "manual", "hp_display": "banded",
-                                            "ruleset": ruleset, "hidden": ["skarn"],
+                                            "ruleset": ruleset, "hidden": [hidden],
                                             "combatants": [msgspec.to_builtins(s) for s in sheets]})
         assert made.status_code == 201, made.text
         gm = {"Authorization": f"Bearer {made.json()['gm_token']}"}
@@ -178,12 +181,14 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
         transcripts = {name: Transcript(fight_id) for name in seats}
         commands: list[dict[str, Any]] = [
             {"command": "roll_initiative", "dice": [6, 5, 4, 3]},
-            {"command": "apply_condition", "who": "skarn", "condition": "Poisoned", "by": applier},
+            {"command": "apply_condition", "who": hidden, "condition": "Poisoned", "by": applier},
             {"command": "engage", "who": "kael", "others": others},
+            {"command": "apply_condition", "who": "kael", "condition": "Prone", "until": "end_of_next_turn",
+             "of": hidden},
             {"command": "use_ability", "who": "kael", "ability": ability[0], "target": "kael"},
             {"command": "end_turn", "who": "kael"}, {"command": "end_turn", "who": "brin"},
             {"command": "end_turn", "who": "vesh"},
-            {"command": "end_turn", "who": "skarn", "dice": [1, 6]},  # its save: 1 - 1 against 6: failed
+            {"command": "end_turn", "who": hidden, "dice": [1, 6]},  # its save: 1 - 1 against 6: failed
         ]
         for command in commands:
             answer = client.post(f"/fights/{fight_id}/commands", headers=gm, json={"command": command})
@@ -195,7 +200,7 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
 
     with TestClient(create_app(MemoryStore(), Keep(":memory:"))) as client:
         a = world("sec-a", "kael", ["vesh", "skarn"], ("blood_price", "Blood Price"))
-        b = world("sec-b", "brin", ["vesh"], ("blood_price", "Blood Price"))
+        b = world("sec-b", "brin", ["vesh"], ("blood_price", "Blood Price"), hidden="grot")
         c = world("sec-c", "kael", ["vesh", "skarn"], ("iron_tithe", "Iron Tithe"))
     for seat in ("alice", "bob", "watcher"):
         difference = first_difference(a[seat], b[seat])
