@@ -169,8 +169,9 @@ def combatant_line(found: Options, state: FightState, who: str) -> str:
     # while it matters: until its first turn, until initiative is rolled (a GM looked for it: a tester)
     if (tier == "complete" and not state.had_a_turn(who)) or (tier == "partial" and not state.order):
         parts.append(_SURPRISE[tier])
-    names = {cid: c.sheet.name for cid, c in state.combatants.items()}  # (in applied order, C40; it was by name)
-    parts += conditions_words(dict(fighter.conditions_applied()), fighter.ticks_left(), state.lasting(who), names)
+    lasting = state.lasting(who)  # (conditions in applied order, C40; it was by name)
+    names = {u.of: state.combatants[u.of].sheet.name for u in lasting.values() if u.of in state.combatants}
+    parts += conditions_words(dict(fighter.conditions_applied()), fighter.ticks_left(), lasting, names)
     if budget is not None and budget.uses:  # C41: the limited abilities' uses left, and the deferred costs owed
         parts.append("uses left: " + ", ".join(f"{ability} {left}" for ability, left in budget.uses.items()))
     costs = owed(state, who)
