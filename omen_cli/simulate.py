@@ -514,7 +514,7 @@ def _clear_fight_pages(folder: Path) -> None:
 
 def _print_run(run: Run, saved: str, html: Path | None) -> None:
     from omen_replay.simulate.report import encounter_name
-    from omen_replay.simulate.stats import signed
+    from omen_replay.simulate.stats import percent, signed
 
     t = run.timing
     m = run.manifest
@@ -527,20 +527,18 @@ def _print_run(run: Run, saved: str, html: Path | None) -> None:
         for side in s.sides:
             w = side.wins
             _say(f"  {escape(side.side)} ({escape(_policy_shown(side.policy, side.policy_name))}) win "
-                 f"{w.rate:.1%}  [dim](95 %: {w.low:.1%} to {w.high:.1%})[/]")
+                 f"{percent(w.rate)}%  [dim](95 %: {percent(w.low)}% to {percent(w.high)}%)[/]")
         for side in s.sides:
             lost = side.defeated_no_winner
             if lost is not None:
-                _say(f"  {escape(side.side)} defeated, no winner {lost.rate:.1%}  [dim](95 %: {lost.low:.1%} to "
-                     f"{lost.high:.1%}; two sides or more left standing)[/]")
-        if s.draws.count:
-            dr = s.draws
-            _say(f"  draws {dr.rate:.1%}  [dim](95 %: {dr.low:.1%} to {dr.high:.1%}; no side down in "
-                 f"{_rounds(m.max_rounds)})[/]")
-        if s.all_down.count:
-            ad = s.all_down
-            _say(f"  every side down {ad.rate:.1%}  [dim](95 %: {ad.low:.1%} to {ad.high:.1%}; the last blow "
-                 "felled both: no winner)[/]")
+                _say(f"  {escape(side.side)} defeated, no winner {percent(lost.rate)}%  [dim](95 %: "
+                     f"{percent(lost.low)}% to {percent(lost.high)}%; two sides or more left standing)[/]")
+        dr = s.draws
+        _say(f"  draws {percent(dr.rate)}%  [dim](95 %: {percent(dr.low)}% to {percent(dr.high)}%; no side down in "
+             f"{_rounds(m.max_rounds)})[/]")
+        ad = s.all_down
+        _say(f"  every side down {percent(ad.rate)}%  [dim](95 %: {percent(ad.low)}% to {percent(ad.high)}%; the "
+             "last blow felled both: no winner)[/]")
         r = s.rounds
         spread = f"95 %: {r.low:z.2f} to {r.high:z.2f}" if s.fights > 1 else "one fight: no interval"
         _say(f"  rounds {r.mean:.2f} [dim]({spread}; "

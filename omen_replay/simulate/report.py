@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from ..render import environment
 from .run import EncounterRun, Run
-from .stats import Difference, Mean, Rate, signed
+from .stats import Difference, Mean, Rate, percent, signed
 from .summary import Pick
 
 __all__ = ["Bar", "Bars", "Column", "Histogram", "write_html"]
@@ -93,7 +93,7 @@ def _ticks(top: float, percent: bool) -> tuple[tuple[float, str], ...]:
 
 
 def _pct(r: Rate) -> str:
-    return f"{r.rate:.1%} ({r.low:.1%}–{r.high:.1%})"
+    return f"{percent(r.rate)}% ({percent(r.low)}%–{percent(r.high)}%)"
 
 
 def _num(m: Mean, n: int = 2) -> str:
@@ -159,8 +159,7 @@ def _charts(er: EncounterRun) -> list[Bars | Histogram]:
               if x.defeated_no_winner is not None]
     charts: list[Bars | Histogram] = [
         rate_bars(f"chart-wins{tail}", "Who wins",
-                  [*sides, ("draws", s.draws, other),
-                   *([("every side down", s.all_down, other)] if s.all_down.count else [])],
+                  [*sides, ("draws", s.draws, other), ("every side down", s.all_down, other)],
                   "the share of fights each side won" + (", and of those each side lost with two sides or more "
                                                          "left standing (no winner)" if len(s.sides) > 2 else "")
                   + ", with its Wilson 95 % interval"),
@@ -210,6 +209,7 @@ def write_html(run: Run, out: TextIO, run_path: str, fight_pages: dict[tuple[str
     """Write ``run``'s report page to ``out``. ``run_path`` is the run's file (for the regenerate commands);
     ``fight_pages`` the session log written for each fight linked, by (label, index), relative to the page."""
     env = environment()
+    env.filters["percent"] = percent
     template = env.get_template("simulation.html.j2")
     encounters = []
     for er in run.encounters:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from decimal import ROUND_HALF_EVEN, Decimal
 
 import msgspec
 
 __all__ = ["Z95", "Rate", "Mean", "Difference", "rate", "mean", "half_width", "paired", "unpaired_rates",
-           "unpaired_means", "difference_of_rates", "difference_of_means", "share", "signed"]
+           "paired_rates", "unpaired_means", "difference_of_rates", "difference_of_means", "share", "percent", "signed"]
 
 #: The two-sided 95 % normal quantile.
 Z95 = 1.959963984540054
@@ -120,6 +121,35 @@ def unpaired_rates(ka: int, kb: int, n: int) -> tuple[float, float]:
     return max(-1.0, low), min(1.0, high)
 
 
+def paired_rates(both: int, only_a: int, only_b: int, neither: int) -> tuple[float, float]:
+    """Newcombe's interval for the difference of two paired rates (his method 10: the two Wilson intervals added in
+    squares, corrected for how the pairs move together), from the four counts of the pairs: ``both`` true,
+    ``only_a``, ``only_b``, ``neither``. Unlike the normal interval of the fight-by-fight differences it never
+    collapses to a point when no pair differs: that says the difference is small, not that it is exactly 0
+    (Newcombe 1998, Statistics in Medicine 17: 2635-2650; the correlation term as in Altman et al., *Statistics with
+    Confidence*, 2000, ch. 6).
+
+    >>> paired_rates(0, 0, 0, 100)  # no pair differs, neither side ever: 0, within Wilson's 0 to 3.7 % either way
+    (-0.03699..., 0.03699...)
+    """
+    n = both + only_a + only_b + neither
+    if n == 0:
+        return -1.0, 1.0
+    ka, kb = both + only_a, both + only_b
+    ra, rb = rate(ka, n), rate(kb, n)
+    d = ra.rate - rb.rate
+    margins = ka * (n - ka) * kb * (n - kb)
+    agree = both * neither - only_a * only_b
+    phi = 0.0
+    if margins:
+        phi = (agree - n / 2 if agree > n / 2 else agree if agree < 0 else 0.0) / math.sqrt(margins)
+    da, ua = ra.rate - ra.low, ra.high - ra.rate
+    db, ub = rb.rate - rb.low, rb.high - rb.rate
+    low = d - math.sqrt(max(0.0, da * da - 2 * phi * da * ub + ub * ub))
+    high = d + math.sqrt(max(0.0, db * db - 2 * phi * db * ua + ua * ua))
+    return max(-1.0, low), min(1.0, high)
+
+
 def unpaired_means(a: Mean, b: Mean, n: int) -> tuple[float, float]:
     """The normal 95 % interval of the difference of two independent means of ``n`` each (Welch's standard
     error)."""
@@ -131,19 +161,25 @@ def unpaired_means(a: Mean, b: Mean, n: int) -> tuple[float, float]:
 
 
 def difference_of_rates(what: str, a: Sequence[bool], b: Sequence[bool]) -> Difference:
-    """A rate's difference between two runs on the same seeds, paired and unpaired, each interval clamped to -1..+1
-    (a difference of two rates is never beyond it; the paired normal interval, near ±1, would reach past it).
+    """A rate's difference between two runs on the same seeds: paired (:func:`paired_rates`, Newcombe's interval for
+    paired rates) and unpaired (:func:`unpaired_rates`), each within -1..+1 (a difference of two rates is never
+    beyond it; the normal interval of the fight-by-fight differences reached past it near ±1, and collapsed to a
+    point when no pair differed: a tester).
 
     >>> d = difference_of_rates("wins", [True] * 59 + [False], [False] * 59 + [True])
-    >>> signed(d.difference), signed(d.paired_low), signed(d.paired_high)  # unclamped: +0.901 to +1.032
-    ('+0.967', '+0.901', '+1.000')
+    >>> signed(d.difference), signed(d.paired_low), signed(d.paired_high)  # the normal one: +0.901 to +1.032
+    ('+0.967', '+0.823', '+0.994')
+    >>> same = difference_of_rates("wins", [True] * 50 + [False] * 50, [True] * 50 + [False] * 50)
+    >>> signed(same.paired_low), signed(same.paired_high)  # no pair differs: small, not exactly 0
+    ('-0.019', '+0.019')
     """
     n = len(a)
     ka, kb = sum(a), sum(b)
-    d, plo, phi = paired([int(x) for x in a], [int(y) for y in b])
+    both = sum(1 for x, y in zip(a, b, strict=True) if x and y)
+    plo, phi = paired_rates(both, ka - both, kb - both, n - ka - kb + both)
     ulo, uhi = unpaired_rates(ka, kb, n)
-    return Difference(what=what, a=ka / n if n else 0.0, b=kb / n if n else 0.0, difference=d,
-                      paired_low=max(-1.0, plo), paired_high=min(1.0, phi), unpaired_low=ulo, unpaired_high=uhi)
+    return Difference(what=what, a=ka / n if n else 0.0, b=kb / n if n else 0.0, difference=(ka - kb) / n if n else 0.0,
+                      paired_low=plo, paired_high=phi, unpaired_low=ulo, unpaired_high=uhi)
 
 
 def difference_of_means(what: str, a: Sequence[int], b: Sequence[int]) -> Difference:
@@ -163,7 +199,18 @@ def share(r: Rate) -> str:
     >>> share(rate(16, 100)), share(rate(0, 200))
     ('16.0 (10.1–24.4)', '0.0 (0.0–1.9)')
     """
-    return f"{r.rate * 100:.1f} ({r.low * 100:.1f}–{r.high * 100:.1f})"
+    return f"{percent(r.rate)} ({percent(r.low)}–{percent(r.high)})"
+
+
+def percent(value: float) -> str:
+    """A share in percent to a tenth, as every report writes it: the decimal the float stands for (its shortest
+    repr) rounded half to even, so that complementary shares that are exact halves of a tenth (78.85 % and 21.15 %)
+    round apart and add up to 100.0 (binary floats round both down: 78.8 and 21.1, a tester).
+
+    >>> percent(0.7885), percent(0.2115), percent(1 / 3), percent(0.0)
+    ('78.8', '21.2', '33.3', '0.0')
+    """
+    return str((Decimal(repr(value)) * 100).quantize(Decimal("0.1"), rounding=ROUND_HALF_EVEN) + 0)
 
 
 def signed(value: float) -> str:

@@ -16,7 +16,7 @@ import msgspec
 
 from .encounter import Encounter
 from .play import Ended, FightRecord
-from .stats import Difference, Mean, Rate, difference_of_means, difference_of_rates, half_width, mean, rate
+from .stats import Difference, Mean, Rate, difference_of_means, difference_of_rates, half_width, mean, percent, rate
 
 __all__ = ["SideSummary", "CombatantSummary", "Pick", "Extremes", "Summary", "Comparison", "Tally", "summarise",
            "compare"]
@@ -246,7 +246,7 @@ def _extremes(encounter: Encounter, records: Sequence[FightRecord], tally: Tally
         full = sum(encounter.combatants[i].hp for i in mine)
         wins = [r for r in records if r.winner == underdog]
         ranked = sorted(wins, key=lambda r: (-sum(r.combatants[i].hp for i in mine), r.index))
-        upsets = tuple(_pick(r, f"an upset: {underdog} (who win {share:.1%} of fights) won with "
+        upsets = tuple(_pick(r, f"an upset: {underdog} (who win {percent(share)}% of fights) won with "
                                 f"{sum(r.combatants[i].hp for i in mine)} of {full} HP left")
                        for r in ranked[:keep])
     return Extremes(longest=longest, shortest=shortest, upsets=upsets)

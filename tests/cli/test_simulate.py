@@ -117,7 +117,7 @@ class TestARun:
         assert result.exit_code == 0, result.output
         said = " ".join(result.output.split())
         assert "every side down 58.3% (95 %: 32.0% to 80.7%; the last blow felled both: no winner)" in said
-        assert "draws" not in said
+        assert "draws 0.0% (95 %: 0.0% to 24.2%; no side down in " in said  # reported at 0 too (docs/simulate.md)
         records = json.loads((tmp_path / "r.json").read_text())["encounters"][0]["records"]
         both = next(r for r in records if r["ended"] == "all_down")
         assert (both["winner"], both["defeated"], both["first_down"]) == (None, "south", "bo")
@@ -799,7 +799,9 @@ class TestThreeSides:
 class TestACompare:
     def test_a_comparison_plays_both_on_the_same_seeds_and_either_fight_again(self, tmp_path: Path) -> None:
         """--compare A B runs fight i of each from the same seed: where B is A (the same sheets) every record is
-        the same and every difference 0, paired and tight; --replay needs --encounter A or B, and plays that one."""
+        the same and every difference 0: a mean's paired interval is that point, a rate's (Newcombe's for paired
+        rates) centred on it and no wider than the unpaired one; --replay needs --encounter A or B, and plays that
+        one."""
         a = mirror_duel(tmp_path, name="a")
         result = omen("simulate", "--compare", a, a, "--fights", 30, "--workers", 1, "--seed", SEED, "--json",
                       "--out", tmp_path / "c.json")
@@ -808,7 +810,10 @@ class TestACompare:
         first, second = run["encounters"]
         assert (first["label"], second["label"]) == ("A", "B") and first["records"] == second["records"]
         differences = run["comparison"]["differences"]
-        assert all(d["difference"] == d["paired_low"] == d["paired_high"] == 0 for d in differences)
+        assert all(d["difference"] == 0 and d["paired_low"] == -d["paired_high"] <= 0 for d in differences)
+        assert all(d["unpaired_low"] <= d["paired_low"] for d in differences)
+        rounds = next(d for d in differences if d["what"] == "rounds")
+        assert rounds["paired_low"] == rounds["paired_high"] == 0
         assert "--encounter A or B" in omen("simulate", "--replay", tmp_path / "c.json", 3, "--log",
                                             tmp_path / "x.jsonl").output
         played = omen("simulate", "--replay", tmp_path / "c.json", 3, "--encounter", "b", "--log", tmp_path / "b.jsonl")
@@ -816,7 +821,8 @@ class TestACompare:
 
     def test_the_text_says_a_difference_the_same_in_every_pair_and_the_page_names_distinct_logs(
             self, tmp_path: Path) -> None:
-        """A against itself: each paired difference is the same in every pair (not "+0.000 to +0.000"); the HTML
+        """A against itself: a mean's paired difference is said to be the same in every pair (not "+0.000 to
+        +0.000"), a rate's has Newcombe's paired interval around 0 (it was the point 0 too: a tester); the HTML
         page's commands that play A's and B's fights again write distinct logs (fight-a-N and fight-b-N: the same
         name for both was refused as already holding the fight)."""
         a = mirror_duel(tmp_path, name="a")
@@ -824,7 +830,8 @@ class TestACompare:
                       tmp_path / "c.json", "--html", tmp_path / "c.html")
         assert result.exit_code == 0, result.output
         said = " ".join(result.output.split())
-        assert "north wins: +0.000 (the same in every pair | -0.284 to +0.284)" in said
+        assert "north wins: +0.000 (-0.090 to +0.090 | -0.284 to +0.284)" in said
+        assert "rounds: +0.000 (the same in every pair | -0.303 to +0.303)" in said
         assert "+0.000 to +0.000" not in said
         page = (tmp_path / "c.html").read_text()
         shortest = json.loads((tmp_path / "c.json").read_text())["encounters"][0]["summary"]["extremes"]["shortest"][0]

@@ -151,7 +151,7 @@ class TestInABrowser:
         assert response is not None and response.ok
         assert errors == [] and only_page == [page.as_uri()]
         assert all(box is not None and box["width"] > 300 and box["height"] > 40 for box in charts.values()), charts
-        assert bars == 2 * 3  # each encounter: the wardens, the raiders, the draws
+        assert bars == 2 * 4  # each encounter: the wardens, the raiders, the draws, every side down (at 0 too)
         assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)  # each chart its own id
         assert linked >= 6 and "Ember Ford" in fight_title
         assert overflow <= 390, wide

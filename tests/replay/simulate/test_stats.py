@@ -15,6 +15,8 @@ from omen_replay.simulate.stats import (
     difference_of_rates,
     half_width,
     mean,
+    paired_rates,
+    percent,
     rate,
     unpaired_rates,
 )
@@ -81,12 +83,53 @@ class TestDifferences:
 
 
 class TestDifferencesStayInRange:
-    def test_a_paired_difference_of_rates_is_clamped_to_minus_one_plus_one(self) -> None:
-        """A wins 59 of 60 where B wins 1: the paired normal interval of the difference (+0.967) is +0.901 to
-        +1.032, past +1, which no difference of two rates can be: it is clamped to +1 (the tester saw +1.016);
-        the unpaired one is Newcombe's, inside already."""
+    def test_a_paired_difference_of_rates_stays_within_minus_one_plus_one(self) -> None:
+        """A wins 59 of 60 where B wins 1, on opposite fights: the normal interval of the fight-by-fight differences
+        (+0.967) was +0.901 to +1.032, past +1, which no difference of two rates can be (the tester saw +1.016);
+        Newcombe's paired interval is inside, and mirrored when A and B swap, as is the unpaired one."""
         d = difference_of_rates("wins", [True] * 59 + [False], [False] * 59 + [True])
-        assert (round(d.difference, 4), round(d.paired_low, 4), d.paired_high) == (0.9667, 0.9013, 1.0)
+        assert (round(d.difference, 4), round(d.paired_low, 4), round(d.paired_high, 4)) == (0.9667, 0.8229, 0.9941)
         e = difference_of_rates("wins", [False] * 59 + [True], [True] * 59 + [False])
-        assert (e.paired_low, round(e.paired_high, 4)) == (-1.0, -0.9013)
+        assert (round(e.paired_low, 4), round(e.paired_high, 4)) == (-0.9941, -0.8229)
         assert -1.0 <= d.unpaired_low <= d.unpaired_high <= 1.0
+
+
+class TestPairedRates:
+    def test_no_pair_differing_is_a_small_difference_not_an_exact_zero(self) -> None:
+        """Two runs that agree fight by fight (50 wins of 100 each, the same fights): the paired difference is 0, and
+        its interval is Newcombe's ±0.019, not the point 0 to 0 the normal interval of the differences gave (its
+        standard deviation is 0: "0 ± 0", the overconfidence the Wilson interval avoids for a rate: a tester)."""
+        d = difference_of_rates("wins", [True] * 50 + [False] * 50, [True] * 50 + [False] * 50)
+        assert d.difference == 0.0
+        assert round(d.paired_low, 4) == -0.0192 and round(d.paired_high, 4) == 0.0192
+
+    def test_never_won_on_either_side_is_wilsons_upper_bound_either_way(self) -> None:
+        """Neither side ever wins in 100 paired fights: the correlation term has no margins (phi 0), so the interval
+        is the square-and-add of the two Wilson intervals, 0 to 3.7 % each: -0.037 to +0.037."""
+        low, high = paired_rates(0, 0, 0, 100)
+        top = rate(0, 100).high
+        assert low == pytest.approx(-top) and high == pytest.approx(top) and round(top, 4) == 0.037
+
+    def test_uncorrelated_pairs_give_the_unpaired_interval(self) -> None:
+        """Pairs that move independently (25 both, 25 only A, 25 only B, 25 neither: ad - bc = 0, phi 0) give
+        Newcombe's unpaired hybrid interval exactly: pairing buys nothing."""
+        assert paired_rates(25, 25, 25, 25) == pytest.approx(unpaired_rates(50, 50, 100))
+
+    @given(st.integers(0, 40), st.integers(0, 40), st.integers(0, 40), st.integers(0, 40))
+    def test_the_interval_holds_the_difference_and_stays_in_range(self, both: int, only_a: int, only_b: int,
+                                                                  neither: int) -> None:
+        """Whatever the four counts, the paired interval holds the observed difference and lies within -1..+1."""
+        n = both + only_a + only_b + neither
+        low, high = paired_rates(both, only_a, only_b, neither)
+        d = (only_a - only_b) / n if n else 0.0
+        assert -1.0 <= low <= d + 1e-12 and d - 1e-12 <= high <= 1.0
+
+
+class TestPercent:
+    def test_complementary_halves_round_apart_and_add_up_to_a_hundred(self) -> None:
+        """1,577 wins and 423 draws of 2,000 (78.85 % and 21.15 %): rounded half to even from the decimals they stand
+        for, 78.8 % and 21.2 %; the floats' own rounding gave 78.8 % and 21.1 %, 99.9 % in all (a tester)."""
+        a, b = rate(1577, 2000).rate, rate(423, 2000).rate
+        assert (f"{a:.1%}", f"{b:.1%}") == ("78.8%", "21.1%")  # the floats' own rounding, both down
+        assert (percent(a), percent(b)) == ("78.8", "21.2")
+        assert float(percent(a)) + float(percent(b)) == 100.0
