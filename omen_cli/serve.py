@@ -41,6 +41,9 @@ def serve(
                                                      metavar="TOKEN",
                                                      help="The token creating a fight needs (default: one made up "
                                                           "at start, in the set-up link printed).")] = None,
+    rebind_keep: Annotated[bool, typer.Option("--rebind-keep",
+                                              help="Bind the keep to this store: this store is the one the keep "
+                                                   "was used with, moved or renamed.")] = False,
 ) -> None:
     """Serve fights over HTTP: create fights, make seats, read their options, give commands, follow the live
     stream (docs/server.md)."""
@@ -61,7 +64,7 @@ def serve(
     with refusals():
         opened = held(server_store(store))
         opened.fights()
-        kept = server_keep(opened, keep, default_keep(store))
+        kept = server_keep(opened, keep, default_keep(store), rebind=rebind_keep)
     if isinstance(kept, PostgresKeep):
         keep_path = f"{kept.path} (its keep_* tables)"
     many = f", {workers} worker processes" if workers > 1 else ""
@@ -69,6 +72,9 @@ def serve(
     out.print(f"omen serve: fights of {escape(str(store))} (the keep: {escape(str(keep_path))}{many}); open "
               f"{setup_link(host, port, token)} "
               "to set up a fight; Ctrl-C stops", soft_wrap=True)
+    if getattr(opened, "single_file", False):
+        say(f"omen: note: {store} is one JSON Lines file, which keeps one fight: serve a directory of logs "
+            "(--store fights/) or a database (sqlite:///omen.db) to create several")
     if host not in {"127.0.0.1", "::1", "localhost"}:  # every page and token in the clear to whoever listens
         say(f"omen: warning: listening on {host}, beyond this machine, in plain HTTP: put it behind a TLS "
             "proxy before players join over a network (docs/server.md); from another machine, open this machine's "

@@ -54,8 +54,8 @@ from .parts import DiceSourceKind
 from .rules.ambush import TIME_WAITED
 from .state import AttackFrame, FightState, Lasting
 
-__all__ = ["DieSpec", "DiceRoll", "Odds", "Choice", "Argument", "Offer", "Waiting", "Budget", "Options", "options",
-           "odds_of", "waiting_point", "listed_others", "required_fields", "dice_roll"]
+__all__ = ["PhaseName", "DieSpec", "DiceRoll", "Odds", "Choice", "Argument", "Offer", "Waiting", "Budget", "Options",
+           "options", "odds_of", "waiting_point", "listed_others", "required_fields", "dice_roll"]
 
 
 class DieSpec(msgspec.Struct, frozen=True):
@@ -133,6 +133,10 @@ class Offer(msgspec.Struct, frozen=True, kw_only=True):
     note: str = ""
 
 
+#: A fight's phase as the options, the state views and the server name it (``omen_core.machine.Phase``'s values).
+PhaseName = Literal["setup", "ambush", "initiative", "rounds", "ended"]
+
+
 class Waiting(msgspec.Struct, frozen=True, kw_only=True):
     """The decision the fight waits on: its kind, who may answer, with which commands, the cost and the rule."""
 
@@ -178,7 +182,7 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     fight_id: str
     seq: int
     head: str
-    phase: Literal["setup", "ambush", "initiative", "rounds", "ended"]
+    phase: PhaseName
     round: int
     turn: str | None
     dice: DiceSourceKind | None

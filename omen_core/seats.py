@@ -23,7 +23,7 @@ from .options import Budget, Choice, DiceRoll, Offer, Options, Waiting
 from .state import FightState, Lasting
 
 __all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "PLAYER_ACTIONS", "GM_ARGUMENTS", "gm_arguments",
-           "player_may_act", "NAMING_FIELDS", "names_in", "hp_band", "actor_of", "Sight", "sight_of",
+           "player_may_act", "NAMING_FIELDS", "names_in", "HpBand", "hp_band", "actor_of", "Sight", "sight_of",
            "hidden_from_players", "scrub", "typed_in", "seat_options", "CombatantView", "combatant_views",
            "PUBLIC_GEAR_NAMES", "gear_fields"]
 
@@ -95,7 +95,11 @@ def names_in(values: Iterable[Any]) -> list[str]:
 HP_BANDS = ("unhurt", "hurt", "bloodied", "down")
 
 
-def hp_band(hp: int, max_hp: int) -> str:
+#: The bands of the ``banded`` HP display (:func:`hp_band`).
+HpBand = Literal["unhurt", "hurt", "bloodied", "down"]
+
+
+def hp_band(hp: int, max_hp: int) -> HpBand:
     """The band an HP amount falls in (``banded`` display): unhurt at full, hurt above half, bloodied at half or
     less, down at 0.
 
@@ -379,7 +383,7 @@ class CombatantView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     turn: bool = False
     hp: int | None = None
     max_hp: int | None = None
-    hp_band: str | None = None
+    hp_band: HpBand | None = None
     will: int | None = None
     bonus_actions: int | None = None
     in_hand: tuple[str, ...] | None = None

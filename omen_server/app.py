@@ -51,8 +51,9 @@ from omen_core.extensions import window
 from omen_core.hooks import ExtensionFailed
 from omen_core.limits import MAX_LISTED, MAX_WHOLE, beyond_whole, digit_run, json_error_words, named_twice
 from omen_core.machine import Phase
-from omen_core.options import DiceRoll, Options, Waiting
+from omen_core.options import DiceRoll, Options, PhaseName, Waiting
 from omen_core.options import options as options_of
+from omen_core.parts import DiceSourceKind
 from omen_core.seats import PUBLIC_GEAR_NAMES, gear_fields, gm_arguments, hidden_from_players
 from omen_core.state import FightState
 from omen_core.store import EventStore
@@ -253,10 +254,10 @@ class StateView(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     head: Head
     seat: SeatInfo
-    phase: str
+    phase: PhaseName
     round: int
     turn: str | None
-    dice: str | None
+    dice: DiceSourceKind | None
     waiting: Waiting | None
     combatants: tuple[CombatantView, ...]
     seed_revealed: bool
@@ -557,18 +558,18 @@ _MISSING_PARAMETER = re.compile(r"Missing required (?P<source>query|header|cooki
 
 
 #: What a value of a field checked by a pattern must look like, in words, where the pattern alone says it badly.
-_PATTERN_WORDS = {"query.origin": "Expected an origin: http:// or https://, a host name or a bracketed IPv6 address, "
+PATTERN_WORDS = {"query.origin": "Expected an origin: http:// or https://, a host name or a bracketed IPv6 address, "
                                   "an optional :port, and nothing after it (http://192.168.1.20:8000)"}
 
 
 def _message(item: dict[str, Any], field: str | None) -> str:
-    """A validation message in words: a pattern's mismatch said as :data:`_PATTERN_WORDS` has it for its field, else
+    """A validation message in words: a pattern's mismatch said as :data:`PATTERN_WORDS` has it for its field, else
     with the pattern as written (the decoder doubles each backslash of a pattern it quotes, and the origin's detail
     showed it so; found by a tester)."""
     message = str(item.get("message", ""))
     if "matching regex" not in message:
         return message
-    return _PATTERN_WORDS.get(field or "", message.replace("\\\\", "\\"))
+    return PATTERN_WORDS.get(field or "", message.replace("\\\\", "\\"))
 
 
 #: The headers omen reads, by the parameter name a validation error gives (``header.idempotency_key`` named the
@@ -808,6 +809,17 @@ class Fights:
                 self._seats.pop(key, None)
         self.poke(fight_id)
 
+    def _forget_fight(self, fight_id: str) -> None:
+        """Forget all this process holds of an id that has no log now (a fight of that id archived and deleted by
+        the operator while the server ran, about to be created again): its seats, whose tokens the new fight's
+        keep rows replace (they kept working in the new fight for up to SEAT_TTL: a tester), and what its views
+        were built from (the heads by seq, the seat index, the set-up's end), none of which the new fight shares."""
+        for held in (self._views, self._heads, self._indexes, self._setups, self._loaded, self.appended):
+            held.pop(fight_id, None)
+        for key, (seat, _at) in list(self._seats.items()):
+            if seat.fight_id == fight_id:
+                self._seats.pop(key, None)
+
     def lock(self, fight_id: str) -> threading.RLock:
         """The lock of one fight."""
         with self._guard:
@@ -939,6 +951,12 @@ class Fights:
         with self.creating(), self.lock(fight_id):
             if self.store.version(fight_id):
                 raise Conflict(detail=f"a fight {fight_id!r} already exists")
+            held = self.store.fights() if getattr(self.store, "single_file", False) else []
+            if held:  # (it was a 422 "The engine refuses this", the store's own words in its detail: a tester)
+                raise Conflict(detail=f"this server's store is one JSON Lines file, which keeps one fight, and it "
+                                      f"holds {held[0]!r} already: serve a directory of logs "
+                                      "(--store fights/) or a database (sqlite:///omen.db) to keep several")
+            self._forget_fight(fight_id)
             store = self.keep.found(rows, self.store)
             try:
                 fight = Fight.start(store, fight_id, dice=dice, ruleset=spec.ruleset, title=spec.title,

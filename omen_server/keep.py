@@ -32,12 +32,12 @@ from typing import Any, Literal, TypeGuard
 import portalocker
 
 from omen_core.errors import BadInput, StoreUnavailable
-from omen_core.store import EventStore
+from omen_core.store import EventStore, JsonlStore, SqliteStore
 from omen_core.store.base import create_private
 from omen_core.store.postgres import PostgresDatabase, PostgresStore
 
-__all__ = ["Keep", "PostgresKeep", "AnyKeep", "open_keep", "Seat", "SeatKind", "SeatRow", "token_hash", "new_token",
-           "seat_token", "new_seat_id", "PENDING", "Founding", "AnswerTaken", "CREATES"]
+__all__ = ["Keep", "PostgresKeep", "AnyKeep", "open_keep", "store_identity", "Seat", "SeatKind", "SeatRow",
+           "token_hash", "new_token", "seat_token", "new_seat_id", "PENDING", "Founding", "AnswerTaken", "CREATES"]
 
 SeatKind = Literal["gm", "player", "spectator"]
 
@@ -126,6 +126,10 @@ create table if not exists staged (
 create table if not exists secrets (
     name text primary key,
     value blob not null
+);
+create table if not exists bound (
+    one integer primary key check (one = 1),
+    store text not null
 );
 create table if not exists answers (
     fight_id text not null,
@@ -256,6 +260,31 @@ class Keep:
             raise BadInput(f"{path}: cannot open the server's database: {exc}") from None
         self._lock = threading.Lock()
         self._creating = threading.Lock()
+
+    def bind(self, store: str, *, rebind: bool = False) -> None:
+        """Bind this keep to the store it serves (``store``: its kind and name, :func:`store_identity`): the first
+        server to use a keep records its store, and a server of another store is refused (:class:`BadInput`),
+        since two stores on one keep hand each other's fights over: a fight id created on one replaces the
+        other's seats and seed (a directory ``conv/`` and ``sqlite:///conv.db`` both default to ``conv.keep.db``:
+        a tester). ``rebind``: this store is the bound one moved or renamed; record it instead."""
+        if self.path == ":memory:":
+            return
+        with self._lock:
+            self._db.execute("begin immediate")
+            try:
+                row = self._db.execute("select store from bound").fetchone()
+                if row is None or rebind:
+                    self._db.execute("insert or replace into bound values (1, ?)", (store,))
+                elif row[0] != store:
+                    raise BadInput(
+                        f"{self.path}: this keep belongs to {row[0]}, not to {store}: two stores on one keep would "
+                        "hand each other's fights over (a fight id created on one replaces the other's seats and "
+                        "seed); give this store its own keep with --keep PATH, or, if this store is that one moved "
+                        "or renamed, bind the keep to it with --rebind-keep")
+            except BaseException:
+                self._db.execute("rollback")
+                raise
+            self._db.execute("commit")
 
     def add_seat(self, fight_id: str, kind: SeatKind, name: str = "", combatants: tuple[str, ...] = ()) -> str:
         """Make a token for a seat of ``fight_id`` (a player's: the combatants it plays); return the token (only
@@ -735,6 +764,20 @@ class PostgresKeep:
 
 #: Either keep: the SQLite one, or the PostgreSQL one.
 AnyKeep = Keep | PostgresKeep
+
+
+def store_identity(store: EventStore) -> str | None:
+    """What a keep binds to (:meth:`Keep.bind`): the store's kind and name, not its whole path, so that a store and
+    its keep moved together stay bound; None for a memory store (its keep is in memory too)."""
+    where = store.location
+    if isinstance(store, JsonlStore):
+        name = os.path.basename(where.rstrip("/\\")) or where
+        return f"the JSON Lines log {name!r}" if store.single_file else f"the directory of JSON Lines logs {name!r}"
+    if isinstance(store, SqliteStore):
+        return None if where == ":memory:" else f"the SQLite database {os.path.basename(where)!r}"
+    if isinstance(store, PostgresStore):
+        return f"the PostgreSQL database {where!r}"
+    return None
 
 
 def open_keep(store: EventStore, keep: str | None, default: str, *, timeout: float = 5.0) -> AnyKeep:

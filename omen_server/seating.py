@@ -19,6 +19,7 @@ from litestar.exceptions import NotFoundException, ValidationException
 from litestar.params import FromPath, QueryParameter
 
 from .app import (
+    PATTERN_WORDS,
     Conflict,
     Fights,
     NewSeat,
@@ -161,9 +162,10 @@ def seat_routes(fights: Fights) -> list[Any]:
     def seat_qr(request: Request[Any, Any, Any], fight_id: FromPath[str], seat_id: FromPath[str],
                 origin: Annotated[str, QueryParameter(max_length=300, pattern=_ORIGIN.pattern)]) -> Response[bytes]:
         token = _gm(request, fights, fight_id)
-        if not _ORIGIN.match(origin):
+        if not _ORIGIN.fullmatch(origin):  # (not match: its "$" matched before a last newline, which the
+            # pattern as the OpenAPI document's readers take it, ECMA-262's, refuses: a tester)
             raise ValidationException(detail="origin is the page's origin", extra=[{
-                "message": "Expected an origin: http(s)://host[:port]", "key": "origin", "source": "query"}])
+                "message": PATTERN_WORDS["query.origin"], "key": "origin", "source": "query"}])
         entry = next((e for e in entries(fights, fight_id, token) if e.id == seat_id), None)
         if entry is None or entry.link is None:
             raise NotFoundException(detail=f"no link for seat {seat_id!r} (revoked, unknown, or made before seats had "

@@ -11,7 +11,7 @@ from omen_core.store import EventStore, open_store
 
 from .asgi import create_app
 from .guard import new_create_token
-from .keep import AnyKeep, open_keep
+from .keep import AnyKeep, Keep, open_keep, store_identity
 from .limits import MAX_HEADER_BYTES, STORE_TIMEOUT
 
 __all__ = ["serve", "run", "run_workers", "app_from_environment", "default_keep", "server_store", "server_keep",
@@ -40,9 +40,19 @@ def server_store(store_url: str) -> EventStore:
     return open_store(store_url, timeout=STORE_TIMEOUT)
 
 
-def server_keep(store: EventStore, keep: str | None, default: str) -> AnyKeep:
-    """The keep a server opens (:func:`open_keep`), waiting at most :data:`STORE_TIMEOUT` as its store does."""
-    return open_keep(store, keep, default, timeout=STORE_TIMEOUT)
+def server_keep(store: EventStore, keep: str | None, default: str, *, rebind: bool = False) -> AnyKeep:
+    """The keep a server opens (:func:`open_keep`), waiting at most :data:`STORE_TIMEOUT` as its store does, and
+    bound to ``store`` (:meth:`Keep.bind`: a keep another store's server used is refused; ``rebind``, this store
+    being that one moved or renamed, binds it to this one); a keep in the store's own database needs no binding."""
+    kept = open_keep(store, keep, default, timeout=STORE_TIMEOUT)
+    identity = store_identity(store)
+    if isinstance(kept, Keep) and identity is not None:
+        try:
+            kept.bind(identity, rebind=rebind)
+        except BaseException:
+            kept.close()
+            raise
+    return kept
 
 
 def setup_link(host: str, port: int, create_token: str) -> str:

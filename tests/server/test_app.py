@@ -767,6 +767,38 @@ class TestTokens:
             assert table.client.get("/fights/duel/options", headers=table.auth("omen_gm_nope")).status_code == 401
         assert asked == [table.gm, "omen_gm_nope", "omen_gm_nope"]
 
+    def test_a_fight_id_created_again_forgets_the_earlier_fights_seats_at_once(self, tmp_path: Path) -> None:
+        """A fight archived and deleted by the operator while the server runs, its id then created again: the
+        earlier fight's GM and player tokens are 401 at once in the new fight (they kept working in it, commands
+        included, for up to SEAT_TTL: a tester), and the new fight's views are its own (its log, its seats)."""
+        from omen_core.store import JsonlStore
+
+        store, keep = JsonlStore(tmp_path / "logs"), Keep(str(tmp_path / "keep.db"))
+        (tmp_path / "logs").mkdir()
+        table = Table()
+        table.store, table.keep = store, keep
+        table.client = TestClient(create_app(store, keep))
+        with table.client:
+            table.create("reuse")
+            old_gm = table.gm
+            alice = table.client.post("/fights/reuse/seats", headers=table.auth(), json={
+                "kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+            assert table.client.get("/fights/reuse/seat", headers=table.auth(alice)).status_code == 200
+            assert table.command({"command": "roll_initiative"}, "reuse").status_code == 201
+            assert table.client.get("/fights/reuse/options", headers=table.auth(alice)).status_code == 200
+            for made in (tmp_path / "logs").iterdir():
+                made.unlink()
+            table.create("reuse")
+            for token in (old_gm, alice):
+                answer = table.client.get("/fights/reuse/seat", headers=table.auth(token))
+                assert answer.status_code == 401, answer.text
+            refused = table.command({"command": "roll_initiative"}, "reuse", token=old_gm)
+            assert refused.status_code == 401 and len(list(store.read("reuse"))) == 3
+            seats = table.client.get("/fights/reuse/seats", headers=table.auth()).json()
+            assert [s["kind"] for s in seats] == ["gm"]
+            view = table.client.get("/fights/reuse/options", headers=table.auth()).json()
+            assert view["head"]["seq"] == 3 and view["options"]["phase"] == "setup"
+
     def test_an_unknown_fight_is_404(self, table: Any) -> None:
         """A token cannot name a fight that does not exist (403 for another fight's token); a missing path 404."""
         table.create()

@@ -5,6 +5,7 @@ the SQLite one, and the PostgreSQL one when a server is given, tests/postgres.py
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
 import threading
@@ -14,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from omen_core.errors import StoreUnavailable
-from omen_core.store import MemoryStore
-from omen_server.keep import CREATES, PENDING, AnswerTaken, Founding, Keep, PostgresKeep
+from omen_core.errors import BadInput, StoreUnavailable
+from omen_core.store import JsonlStore, MemoryStore, SqliteStore
+from omen_server.keep import CREATES, PENDING, AnswerTaken, Founding, Keep, PostgresKeep, store_identity
+from omen_server.serve import default_keep, server_keep
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -215,3 +217,54 @@ class TestSqliteKeep:
             other.close()
         assert keep.reserve("duel", "tok", "k", "h") is None
         keep.close()
+
+
+class TestBoundToItsStore:
+    def test_a_directory_and_a_database_of_one_name_cannot_share_their_default_keep(self, tmp_path: Path) -> None:
+        """docs/server.md (--keep): ``conv/`` and ``sqlite:///conv.db`` both default to ``conv.keep.db``; the first
+        server binds it to its store, and a server of the other is refused in one line naming both and what to do
+        (they shared it, and a fight id created on one replaced the other's seats and seed: a tester)."""
+        (tmp_path / "conv").mkdir()
+        database, directory = SqliteStore(tmp_path / "conv.db"), JsonlStore(tmp_path / "conv")
+        assert default_keep(f"sqlite:///{tmp_path}/conv.db") == default_keep(f"{tmp_path}/conv/") \
+            == f"{tmp_path}/conv.keep.db"
+        server_keep(database, None, default_keep(f"sqlite:///{tmp_path}/conv.db")).close()
+        with pytest.raises(BadInput) as refused:
+            server_keep(directory, None, default_keep(f"{tmp_path}/conv/"))
+        said = str(refused.value)
+        assert said.startswith(f"{tmp_path}/conv.keep.db: this keep belongs to the SQLite database 'conv.db', not to "
+                               "the directory of JSON Lines logs 'conv'")
+        assert "--keep PATH" in said and "--rebind-keep" in said
+        server_keep(database, None, default_keep(f"sqlite:///{tmp_path}/conv.db")).close()  # its own: still fine
+
+    def test_a_store_and_its_keep_moved_together_stay_bound(self, tmp_path: Path) -> None:
+        """The binding is the store's kind and name, not its path: a database and its keep copied to another
+        folder (a backup restored, docs/stores.md) open together."""
+        (tmp_path / "a").mkdir()
+        (tmp_path / "b").mkdir()
+        server_keep(SqliteStore(tmp_path / "a" / "omen.db"), None, str(tmp_path / "a" / "omen.keep.db")).close()
+        for name in ("omen.db", "omen.keep.db"):
+            (tmp_path / "b" / name).write_bytes((tmp_path / "a" / name).read_bytes())
+        server_keep(SqliteStore(tmp_path / "b" / "omen.db"), None, str(tmp_path / "b" / "omen.keep.db")).close()
+        with pytest.raises(BadInput, match=re.escape("belongs to the SQLite database 'omen.db', not to the SQLite "
+                                                     "database 'other.db'")):
+            server_keep(SqliteStore(tmp_path / "b" / "other.db"), str(tmp_path / "b" / "omen.keep.db"), "")
+
+    def test_rebinding_takes_the_keep_for_a_store_renamed(self, tmp_path: Path) -> None:
+        """--rebind-keep: the store is the bound one renamed; the keep is bound to it from then on, and the old
+        name is refused."""
+        keep = str(tmp_path / "k.db")
+        server_keep(SqliteStore(tmp_path / "old.db"), keep, "").close()
+        server_keep(SqliteStore(tmp_path / "new.db"), keep, "", rebind=True).close()
+        server_keep(SqliteStore(tmp_path / "new.db"), keep, "").close()
+        with pytest.raises(BadInput, match=re.escape("belongs to the SQLite database 'new.db'")):
+            server_keep(SqliteStore(tmp_path / "old.db"), keep, "")
+
+    def test_each_kind_of_store_is_named_by_its_kind_and_name(self, tmp_path: Path) -> None:
+        """What a keep binds to: a single log, a directory of logs and a database each by kind and base name; a
+        memory store (whose keep is in memory) binds nothing."""
+        (tmp_path / "logs").mkdir()
+        assert store_identity(JsonlStore.single(tmp_path / "duel.jsonl")) == "the JSON Lines log 'duel.jsonl'"
+        assert store_identity(JsonlStore(tmp_path / "logs")) == "the directory of JSON Lines logs 'logs'"
+        assert store_identity(SqliteStore(tmp_path / "x.db")) == "the SQLite database 'x.db'"
+        assert store_identity(MemoryStore()) is None and store_identity(SqliteStore(":memory:")) is None

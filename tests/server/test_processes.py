@@ -298,6 +298,46 @@ def test_serve_refuses_bad_input_at_once(tmp_path: Path, argv: list[str], said: 
     assert said in done.stdout + done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_single_file_store_says_it_keeps_one_fight_and_a_second_is_409(tmp_path: Path) -> None:
+    """omen serve --store duel.jsonl: the banner notes that one file keeps one fight; a second POST /fights is 409
+    saying so and what to serve instead (it was 422 "The engine refuses this", naming the store's file); the first
+    fight is as it was."""
+    server = Server(tmp_path, store=str(tmp_path / "duel.jsonl"))
+    try:
+        status, made = server.call("POST", "/fights", {"id": "one", "combatants": [sheet("kael"), sheet("vesh")]})
+        assert status == 201, made
+        status, refused = server.call("POST", "/fights", {"id": "two", "combatants": [sheet("kael"), sheet("vesh")]})
+    finally:
+        server.stop()
+    assert (status, refused["type"]) == (409, "/problems/conflict"), refused
+    assert refused["detail"] == ("this server's store is one JSON Lines file, which keeps one fight, and it holds "
+                                 "'one' already: serve a directory of logs (--store fights/) or a database "
+                                 "(sqlite:///omen.db) to keep several")
+    said = " ".join(server.log.read_text().split())
+    assert (f"omen: note: {tmp_path / 'duel.jsonl'} is one JSON Lines file, which keeps one fight: serve a directory "
+            "of logs (--store fights/) or a database (sqlite:///omen.db) to create several") in said
+    assert [line.count(b'"fight_id":"one"') for line in (tmp_path / "duel.jsonl").read_bytes().splitlines()] == [1] * 3
+
+
+def test_serve_refuses_a_keep_another_store_used(tmp_path: Path) -> None:
+    """omen serve on ``conv/`` after one on ``sqlite:///conv.db`` (both keeps default to ``conv.keep.db``): exit 2
+    at once, one line naming the keep, the store it belongs to and what to do; nothing served (they shared it, and
+    a fight created on one took over the other's: a tester)."""
+    (tmp_path / "conv").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    from omen_server.keep import Keep
+
+    Keep(str(tmp_path / "conv.keep.db")).bind("the SQLite database 'conv.db'")
+    done = subprocess.run([sys.executable, "-m", "omen_cli", "serve", "--store", "conv/", "--port", "1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        "omen: error: conv.keep.db: this keep belongs to the SQLite database 'conv.db', not to the directory of JSON "
+        "Lines logs 'conv': two stores on one keep would hand each other's fights over (a fight id created on one "
+        "replaces the other's seats and seed); give this store its own keep with --keep PATH, or, if this store is "
+        "that one moved or renamed, bind the keep to it with --rebind-keep"], done.stderr
+
+
 def test_a_stream_on_one_server_sees_what_another_appends(servers: Any) -> None:
     """Two server processes on one store: a command given through one appears, every event once and in order,
     on a stream opened on the other (it reads the store once a second), followed by the options at the head."""
