@@ -20,7 +20,7 @@ import msgspec
 
 from omen_core.content import condition_held
 from omen_core.events import DEFERRED_SOURCE, MITIGATION_TERMS, CritCheck, DefenseTotal, HitTotal
-from omen_core.hooks import moment_said
+from omen_core.hooks import amount_of, moment_said
 from omen_core.parts import RollTotal
 from omen_core.rules.ambush import DIFFICULTY_RULES, TIER_WORDS, tier_range
 from omen_core.seats import PLAYER_COMMANDS
@@ -351,6 +351,11 @@ def _line(kind: str, e: dict[str, Any], names: Names, gear: Gear) -> tuple[str |
             # a save-ends save's badge heads its turn's card: "FAILED End of turn: Kael" read as if the turn failed
             verdict = "SAVE FAILED" if ends and not e.get("success") else said  # (a tester)
             return f"save {ends}{_roll(e.get('saver'))} against {_roll(e.get('opposing'))}: {said}", verdict
+        case "cost_paid" if e.get("resource") in ("will", "hp") and isinstance(e.get("amount"), int):
+            # what an ability cost beyond the turn's Actions (C41: "2 Will" went 8 → 6 unsaid: a GM tester), as the
+            # session log says it; what for where the seat sees it
+            why = f" ({e['purpose']})" if e.get("purpose") else ""
+            return f"{n(e.get('who'))} spends {amount_of(str(e['resource']), e['amount'])}{why}", ""
         case "ability_used":
             on = "" if e.get("target") == e.get("who") else f" on {n(e['target'])}"
             return f"{n(e['who'])} uses {e.get('name', 'an ability')}{on}", ""

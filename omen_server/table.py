@@ -364,9 +364,12 @@ class Panel:
     staged_target: str = ""  # the name of the combatant it acts on (an attack's, an ability's target), if seen
     staged_cost: str = ""  # what the staged answer costs (its own cost, a pass's "free"), "" where it answers nothing
     staged_for: str = ""  # what the dice a staged answer waits for are, where they are not its actor's own
+    staged_title: str = ""  # the staged command's own name where the seat may know it (an ability's: "Soulfire")
     top: StoryCard | None = None
     note: str = ""
     hidden_by_gm: list[str] = field(default_factory=list)
+    ability_names: list[tuple[str, bool]] = field(default_factory=list)  # the GM's: each ability's name, and whether
+    #                                                   every seat sees it (the settings' ``reveal_effects``, C37)
     waiting_who: list[str] = field(default_factory=list)
     yours: bool = False
     log: list[StoryCard] = field(default_factory=list)
@@ -494,9 +497,20 @@ def _label(command: str, actor_field: str | None, args: dict[str, Any], names: d
             "roll_off": "roll off"}.get(command, "go")
 
 
-def _rolls(rolls: Iterable[DiceRoll], names: dict[str, str]) -> str:
-    return "; ".join(f"{names.get(r.roller, r.roller)}'s {purpose_words(r.purpose, r.about)}: "
-                     + " + ".join(f"d{d.sides} ({d.pool})" for d in r.dice) for r in rolls)
+def _abouts(rolls: Sequence[Any], names: Mapping[str, str], saver: str | None = None) -> list[str]:
+    """What each of some rolls is about, in words (its ``about``), the die opposing a save said as such: of a save's
+    two rolls (C29: the saver's first; or ``saver`` where it is known, :func:`_saver`), the other's is ``die against
+    Grulk's save`` (it read "Mira's save", as if the caster saved: a tester)."""
+    savers = [r.roller for r in rolls if r.purpose == "save" and not r.about]
+    saver = saver or (savers[0] if len(savers) > 1 else None)
+    return [r.about or (f"die against {names.get(saver, 'someone')}'s save"
+                        if saver is not None and r.purpose == "save" and r.roller != saver else "") for r in rolls]
+
+
+def _rolls(rolls: Sequence[DiceRoll], names: dict[str, str]) -> str:
+    return "; ".join(f"{names.get(r.roller, r.roller)}'s {purpose_words(r.purpose, about)}: "
+                     + " + ".join(f"d{d.sides} ({d.pool})" for d in r.dice)
+                     for r, about in zip(rolls, _abouts(rolls, names), strict=True))
 
 
 def _ability_label(args: dict[str, Any], names: dict[str, str], abilities: Mapping[str, str],
@@ -520,8 +534,9 @@ def _on_others(offer: Offer, args: dict[str, Any]) -> bool:
 def _choice(offer: Offer, choice: Choice, actor_field: str | None, names: dict[str, str],
             opened: DecisionOpened | None = None, abilities: Mapping[str, str] | None = None,
             gear: Mapping[tuple[str, str], str] | None = None, gm: bool = True, seeded: bool = False) -> ChoiceView:
-    faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe, _name(names, r.roller), r.about or "")
-                  for rolls, maybe in ((choice.dice, False), (choice.may_roll, True)) for r in rolls for d in r.dice)
+    faces = tuple(Face(r.roller, r.purpose, d.pool, d.sides, maybe, _name(names, r.roller), about)
+                  for rolls, maybe in ((choice.dice, False), (choice.may_roll, True))
+                  for r, about in zip(rolls, _abouts(rolls, names), strict=True) for d in r.dice)
     said = _rolls(choice.dice, names)
     if choice.may_roll:
         said += ("; " if said else "") + "then perhaps " + _rolls(choice.may_roll, names)
@@ -929,7 +944,9 @@ def _ability_cost(ability: Ability) -> str:
     use = trigger_words(ability.trigger) if ability.use == "trigger" and ability.trigger is not None \
         else "passive: it applies by itself" if ability.use == "passive" and when_words(ability.when) \
         else _USES[ability.use]  # (a passive with conditions read "always on; only with: declared with rage")
-    return use + (f"; costs {', '.join(paid)}" if paid else "")
+    later = f"; then {deferred_words(ability.deferred)}" if ability.deferred is not None else ""
+    # (the use form said the deferred cost, the list not, and a player chose without it: a GM tester)
+    return use + (f"; costs {', '.join(paid)}" if paid else "") + later
 
 
 def _abilities_of(state: FightState, who: str) -> list[Ability]:
@@ -973,11 +990,21 @@ def own_abilities(state: FightState, sight: Sight) -> list[AbilityView]:
         sheet = combatant.sheet
         for a in _abilities_of(state, who):
             owed = tuple(deferred_words(a.deferred, sheet.name, current=p.armed) for p in state.deferred
-                         if p.who == who and p.ability == a.id) if a.deferred is not None else ()
+                         if p.who == who and p.ability == a.id) if a.deferred is not None and state.ending is None \
+                else ()  # a fight over has no next turn for a cost to settle at (it still "owed": a GM tester)
             found.append(AbilityView(who=sheet.name, name=a.name, use=_ability_cost(a), when=when_words(a.when),
                                      summary=a.summary, left=uses_left(state, who, a),
                                      per=a.uses.per if a.uses is not None else "", owed=owed))
     return found
+
+
+def _ability_names_public(state: FightState, public: Iterable[str]) -> list[tuple[str, bool]]:
+    """Every ability the fight's combatants have, by name (sorted, once each), and whether the GM made that name
+    public to every seat (``reveal_effects``: it could be done over the API alone, and a GM running a party left
+    its allies reading "uses it": a tester)."""
+    names = sorted({a.name for who in state.combatants for a in _abilities_of(state, who)}, key=str.casefold)
+    shown = set(public)
+    return [(name, name in shown) for name in names]
 
 
 def _one_parry_per_weapon(offer: Offer) -> Offer:
@@ -1059,12 +1086,13 @@ def _seat_faces(view: OfferView, offer: Offer, state: FightState, mine: Callable
                                                                                strict=True)))
 
 
-def _staged_faces(staged: StagedView | None, names: dict[str, str]) -> tuple[Face, ...]:
+def _staged_faces(staged: StagedView | None, names: dict[str, str], state: FightState) -> tuple[Face, ...]:
     """The dice a staged command waits on from this seat, each named by its roller's name."""
     if staged is None or not staged.yours:
         return ()
-    return tuple(Face(r.roller, r.purpose, d.pool, d.sides, False, _name(names, r.roller), r.about or "")
-                 for r in staged.rolls for d in r.dice)
+    abouts = _abouts(staged.rolls, names, _saver(staged, state))
+    return tuple(Face(r.roller, r.purpose, d.pool, d.sides, False, _name(names, r.roller), about)
+                 for r, about in zip(staged.rolls, abouts, strict=True) for d in r.dice)
 
 
 def _who(names: Mapping[str, str], who: str, players: Mapping[str, str]) -> str:
@@ -1202,6 +1230,9 @@ def _saver(staged: StagedView, state: FightState) -> str | None:
     the save in progress, or the first of two save dice (C29: the saver's die first, then the one opposing it)."""
     if staged.command.get("command") == "call_save" and isinstance(staged.command.get("saver"), str):
         return str(staged.command["saver"])
+    target, who = staged.command.get("target"), staged.command.get("who")
+    if staged.command.get("command") == "use_ability" and isinstance(target, str) and target != who:
+        return target  # an ability's save is its target's, against its user (C15, C37): the user's die opposes it
     frame = state.pending
     if frame is not None and isinstance(frame.declaration, SaveCalled):
         return frame.declaration.saver
@@ -1237,6 +1268,17 @@ def _staged_for(staged: StagedView | None, names: Mapping[str, str], state: Figh
     said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {words(r.roller, r.purpose, r.about)}"
                          for r in staged.rolls)
     return ", ".join(said)
+
+
+def _staged_title(staged: StagedView | None, state: FightState, sight: Sight) -> str:
+    """The name of the ability a staged ``use_ability`` uses, to the GM and the seat that plays its user (the roll
+    box said "Ability by Mira Vell", the spell unnamed: a tester); "" otherwise (the command's title is said)."""
+    if staged is None or staged.command.get("command") != "use_ability":
+        return ""
+    who, ability = staged.command.get("who"), staged.command.get("ability")
+    if not isinstance(who, str) or who not in state.combatants or not sight.owns(who):
+        return ""
+    return next((a.name for a in _abilities_of(state, who) if a.id == ability), "")
 
 
 def _staged_actor(staged: StagedView | None, names: dict[str, str], field_: str = "") -> str:
@@ -1317,17 +1359,19 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             next_commands=[] if ended else sorted((v for v in rest if v.actor is None and v.command in _NEXT),
                                                   key=lambda v: _NEXT.index(v.command)),
             end_turn=end_turn,
-            staged=view.staged, staged_faces=_staged_faces(view.staged, names),
+            staged=view.staged, staged_faces=_staged_faces(view.staged, names, state),
             staged_actor=_staged_actor(view.staged, names),
             staged_target=_staged_actor(view.staged, names, "target"),
             staged_answer=staged_answer,
             staged_cost=_staged_cost(view.staged, staged_answer, options.waiting, state),
             staged_for=_staged_for(view.staged, names, state),
+            staged_title=_staged_title(view.staged, state, sight),
             staged_tie=tie,
             tie_rolled=tie_rolled,
             seats=entries(fights, fight_id, token) if sight.gm and token else [],
             note=settings.notes.get("fight", "") if sight.gm else "",
             hidden_by_gm=list(settings.hidden) if sight.gm else [],
+            ability_names=_ability_names_public(state, settings.public_effects) if sight.gm else [],
             waiting_who=[_who(names, w, players) for w in waiting.who] if waiting is not None else [],
             yours=bool(answer_pairs) and not (sight.gm and waiting is not None
                                               and all(w in players for w in waiting.who)),

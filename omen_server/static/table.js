@@ -811,8 +811,20 @@
       const back = $("input[data-path=to_seq]", form);
       const from = back && back.value !== "" ? Number(back.value) : null;
       if (from === null) return { said: line ? line.dataset.default : "", rolled: Boolean(line && "rolled" in line.dataset) };
-      const cards = $$(".log .entry:not(.struck)").filter((entry) => Number(entry.dataset.seq) >= from
-        && !["undo", "redo"].includes(entry.dataset.kind)).reverse(); // the log is newest first: oldest first here
+      const live = $$(".log .entry:not(.struck)").filter((entry) => !["undo", "redo"].includes(entry.dataset.kind));
+      const cards = live.filter((entry) => Number(entry.dataset.seq) >= from).reverse(); // newest first: oldest here
+      // a seq inside a card (an answer given in an attack: its own line's seq) is not where a command began with no
+      // action in progress, and the server refuses it: said so, naming the card to go back to (the preview said
+      // "nothing: no card from #119 on", the server then refused: a GM tester)
+      const holder = live.find((entry) => Number(entry.dataset.seq) < from); // the log is newest first
+      const starts = $$(".log .entry:not(.struck)").some((entry) => Number(entry.dataset.seq) === from);
+      const panel = $(".table-panel");
+      const head = panel ? Number(panel.dataset.head) : NaN;
+      if (!starts && holder && from <= head) {
+        return { said: "", rolled: false, inside: `#${from} is inside #${holder.dataset.seq} ${holder.dataset.said}: an `
+          + `undo goes back to where a card starts, and takes it back whole (its answers with it): type ${holder.dataset.seq}. `
+          + "Pressed again, it is sent as typed (the server says whether it may)." };
+      }
       return {
         said: cards.length ? cards.map((entry) => `#${entry.dataset.seq} ${entry.dataset.said}`).join("; ")
           : `nothing: no card from #${from} on`,
@@ -823,8 +835,16 @@
     function armUndo(form) {
       const button = $("button[data-confirm-undo]", form);
       if (!button || form.dataset.armed === "yes") return false;
-      const { said, rolled } = undoPreview(form);
+      const { said, rolled, inside } = undoPreview(form);
       const line = $(".undo-preview", form);
+      if (inside) { // armed all the same: a command that makes no card of its own starts there, the server knows
+        if (line) line.textContent = inside;
+        clearAt(form);
+        form.dataset.armed = "yes";
+        button.textContent = "Send the undo as typed";
+        tell(inside);
+        return true;
+      }
       // in a seeded fight the roll counter rewinds with the undo: the same rolls made next show the same faces,
       // which every seat has seen (docs/rulings.md, "Undo does not hide a re-roll"; a tester's player foresaw hers);
       // said only where dice were rolled in what it undoes (an undone condition rolled none: a tester)
@@ -1096,6 +1116,12 @@
         settle({ physical: chosen.map((box) => box.value) },
           said.length ? `Physical dice now: ${said.join(", ")}; every other die from the seed.` : "Every die comes from the seed now.");
       }
+      else if (form.id === "effects-form") {
+        const boxes = $$("input[name=effect]", form);
+        const shown = boxes.filter((box) => box.checked).map((box) => box.value);
+        settle({ reveal_effects: shown, hide_effects: boxes.filter((box) => !box.checked).map((box) => box.value) },
+          shown.length ? `Every seat now sees these abilities' names: ${shown.join(", ")}.` : "No ability's name is public now.");
+      }
       else if (form.id === "notes-form") {
         const about = $("#note-about", form);
         const text = $("#note-text", form).value.trim();
@@ -1127,8 +1153,8 @@
       }
       const line = $(".undo-preview", form);
       if (line) {
-        const { said } = undoPreview(form);
-        line.textContent = said ? `Undoes ${said}` : "Nothing to undo yet.";
+        const { said, inside } = undoPreview(form);
+        line.textContent = inside || (said ? `Undoes ${said}` : "Nothing to undo yet.");
       }
     });
     // An in-page link (the "Also now" list, the skip link) goes to its place without touching the address: the

@@ -149,6 +149,17 @@ def _drain(heal: str, cost: int = 0) -> Fight:
     return fight
 
 
+def test_an_abilitys_hp_or_will_cost_is_a_line_of_its_card() -> None:
+    """C41: Ana pays 2 HP for Drain: her card says "Ana spends 2 HP (Drain)" to the GM and to her player, as the
+    session log says it (the live card said nothing, and a GM saw 8 Will become 6 unexplained: a tester); the orc's
+    player, who is not shown what her cost was for, reads "Ana spends 2 HP"."""
+    fight = _drain('{ kind = "heal", to = "actor", flat = 2 }', cost=2)
+    for sight in (Sight(kind="gm"), Sight(kind="player", own=frozenset({"ana"}))):
+        assert "Ana spends 2 HP (Drain)" in cards_for(fight, sight)[-1][1]
+    lines = cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1]
+    assert "Ana spends 2 HP" in lines and not any("Drain" in line for line in lines), lines
+
+
 class TestAHealThatRestoresNothing:
     """C36, C37: a heal's line names its own recipient (``to``), flat heals included, as omen_replay/explain.py
     does."""

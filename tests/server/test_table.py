@@ -526,7 +526,8 @@ def test_a_player_reads_its_own_abilities_and_their_uses_left(table: Any) -> Non
 def test_an_abilitys_deferred_cost_owed_is_on_its_owners_list_until_it_settles(table: Any) -> None:
     """C41: Kael uses Blood Price (2 HP healed now, 3 necrotic owed at the start of his next turn): Alice's list and
     the GM's say it owes that (only the log's card said so: a tester looked for it on the page); Bob's, Vesh's
-    player's, says nothing of it; once it settles, at Kael's next turn, the list owes nothing."""
+    player's, says nothing of it; once it settles, at Kael's next turn, the list owes nothing; owed again when the
+    fight ends, it is not said (no next turn comes: "owes" stayed after the end, a GM tester)."""
     price = {"id": "blood_price", "name": "Blood Price", "use": "bonus_action", "target": "self",
              "effects": [{"kind": "heal", "to": "actor", "flat": 2}],
              "deferred": {"at": "start_of_next_turn", "effects": [{"kind": "damage", "to": "actor", "flat": 3,
@@ -540,9 +541,43 @@ def test_an_abilitys_deferred_cost_owed_is_on_its_owners_list_until_it_settles(t
             '(C41)</span>')
     assert owes in fragment(table, alice) and owes in fragment(table, table.gm)
     assert "owes" not in fragment(table, bob)
+    listed = _said(fragment(table, alice), 'id="abilities-h"')
+    # the list says the deferred cost before it is chosen (the use form alone did: a tester)
+    assert "a Bonus Action, on your turn; then 3 necrotic damage at the start of next turn (C41)" in listed, listed
     for who in ("kael", "vesh"):
         assert table.command({"command": "end_turn", "who": who}).status_code == 201
     assert "badge warn owed" not in fragment(table, alice)
+    assert table.command({"command": "use_ability", "who": "kael", "ability": "blood_price", "target": "kael"},
+                         token=alice).status_code == 201
+    assert "badge warn owed" in fragment(table, alice)
+    ended = table.command({"command": "end_fight", "reason": "yielded", "side": "raiders"})
+    assert ended.status_code == 201, ended.text
+    assert "badge warn owed" not in fragment(table, alice)  # no next turn comes for it to settle at (a tester)
+
+
+def test_the_gm_makes_an_abilitys_name_public_from_the_page(table: Any) -> None:
+    """C37 (an ability's name is its owner's; docs/rulings.md): the GM's page lists every ability by name with a box
+    each, ticked where the settings' ``reveal_effects`` made it public (it could be done over the API alone: a GM
+    tester's allies read "uses it"); no player's page has the list; once Blood Price is public, Bob's card of Kael
+    using it names it."""
+    price = {"id": "blood_price", "name": "Blood Price", "use": "bonus_action", "target": "self",
+             "effects": [{"kind": "heal", "to": "actor", "flat": 2}]}
+    table.create(combatants=[{**sheet("kael"), "abilities": [price]}, sheet("vesh")])
+    alice, bob = _seat(table, "Alice", "kael"), _seat(table, "Bob", "vesh")
+    gm = fragment(table, table.gm)
+    group = gm[gm.index('id="gm-effects"'):gm.index("</details>", gm.index('id="gm-effects"'))]
+    assert '<input type="checkbox" name="effect" value="Blood Price"> Blood Price' in group, group
+    assert "(0 of " in group
+    assert 'id="gm-effects"' not in fragment(table, alice) and 'id="gm-effects"' not in fragment(table, bob)
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    assert table.command({"command": "use_ability", "who": "kael", "ability": "blood_price", "target": "kael"},
+                         token=alice).status_code == 201
+    assert "Blood Price" not in fragment(table, bob)
+    answer = table.client.post("/fights/duel/settings", headers=table.auth(),
+                               json={"reveal_effects": ["Blood Price"], "hide_effects": []})
+    assert answer.status_code == 200, answer.text
+    assert '<input type="checkbox" name="effect" value="Blood Price" checked> Blood Price' in fragment(table, table.gm)
+    assert "Kael Arden uses Blood Price" in fragment(table, bob)
 
 
 def test_a_triggered_uses_deferred_cost_is_said_with_its_answer(table: Any) -> None:
@@ -2308,6 +2343,33 @@ def test_a_roll_box_after_a_defense_turns_an_interrupt_says_the_attacks_dice(tab
                                                                                     "dice": [8]})
     assert given.status_code == 202 and [r["purpose"] for r in given.json()["rolls"]] == ["hit"], given.text
     assert _said(fragment(table, bob), '<h2 id="roll-h"', "</h2>") == "Roll your dice: Brin Hollowmere's hit"
+
+
+def test_a_spells_roll_box_names_the_spell_and_the_casters_die_against_the_save(table: Any) -> None:
+    """C15, C29, C37: Alice stages Kael's Soulfire (Vesh saves AGI against Kael's INT) in a manual fight: the GM's
+    box says "Alice gave Soulfire by Kael Arden on Vesh" (it said "Ability by ...": a tester); Bob, who plays Vesh,
+    rolls Vesh's save and is not told the spell's name; then Alice's box asks for "Kael Arden's die against Vesh the
+    Cinder-Hand's save" (it said "Kael Arden's save", as if the caster saved) and says she gave Soulfire."""
+    soulfire = {"id": "soulfire", "name": "Soulfire", "use": "action", "target": "enemy",
+                "effects": [{"kind": "save", "save": "AGI", "against": "INT", "spell": True,
+                             "on_failure": [{"kind": "damage", "to": "target", "flat": 2, "damage_type": "fire"}]}]}
+    table.create(dice="manual", combatants=[{**sheet("kael"), "abilities": [soulfire]}, sheet("vesh")])
+    alice, bob = _seat(table, "Alice", "kael"), _seat(table, "Bob", "vesh")
+    assert table.command({"command": "roll_initiative", "dice": [6, 1]}).status_code == 201
+    staged = table.command({"command": "use_ability", "who": "kael", "ability": "soulfire", "target": "vesh"},
+                           token=alice, stage=True)
+    assert staged.status_code == 202, staged.text
+    assert "Alice gave Soulfire by Kael Arden on Vesh the Cinder-Hand; Bob rolls next: Vesh the Cinder-Hand's save" \
+        in _said(fragment(table, table.gm), '<h2 id="roll-h"', "</form>")
+    assert _said(fragment(table, bob), '<h2 id="roll-h"', "</h2>") == "Roll your dice: Vesh the Cinder-Hand's save"
+    assert "Soulfire" not in fragment(table, bob)  # an enemy's ability unnamed to its target's player (C37)
+    given = table.client.post("/fights/duel/staged", headers=table.auth(bob),
+                              json={"id": staged.json()["id"], "dice": [3]})
+    assert given.status_code == 202, given.text
+    box = _said(fragment(table, alice), '<h2 id="roll-h"', "</form>")
+    assert box.startswith("Roll your dice: Kael Arden's die against Vesh the Cinder-Hand's save You gave Soulfire for "
+                          "Kael Arden on Vesh the Cinder-Hand"), box
+    assert "Kael Arden's save" not in box, box
 
 
 def test_a_roll_box_for_the_die_opposing_a_save_names_the_saver(table: Any) -> None:

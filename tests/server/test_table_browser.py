@@ -481,6 +481,14 @@ def test_the_first_screen_says_whose_turn_and_keeps_the_keys(tmp_path: Path) -> 
                 undo.locator("input[data-path=to_seq]").fill("9999")
                 expect(undo.locator(".undo-preview")).to_have_text(
                     "Undoes nothing: no card from #9999 on")
+                # a seq inside a card (one of its later events) is said to be inside it, naming where to go back
+                # to (it said "nothing: no card from #119 on", and the server then refused: a GM tester)
+                undo.locator("input[data-path=to_seq]").fill(str(int(str(seq)) + 1))
+                expect(undo.locator(".undo-preview")).to_contain_text(
+                    f"#{int(str(seq)) + 1} is inside #{seq} Initiative")
+                expect(undo.locator(".undo-preview")).to_contain_text(
+                    f"an undo goes back to where a card starts, and takes it back whole (its answers with it): "
+                    f"type {seq}.")
                 undo.locator("input[data-path=to_seq]").fill(str(seq))
                 expect(undo.locator(".undo-preview")).to_contain_text(f"Undoes #{seq} Initiative; #")
                 # no reason given: said on the form's own line, nothing sent (the browser's bubble alone said it,
