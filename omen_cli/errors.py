@@ -6,6 +6,7 @@ import re
 
 import msgspec
 
+from omen_core.dice import FacesNeeded, NeededDie, needed_dice
 from omen_core.errors import ContentError, InvalidCommand, OmenError, RuleViolation
 
 __all__ = ["ErrorFacts", "ErrorReport", "facts_of"]
@@ -42,6 +43,9 @@ class ErrorFacts(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The seq of the event it is about (a broken chain's, a seq the log has no event at, a key's command)."""
     written: str | None = None
     """What the command had written before it failed (exit 3): ``the command appended at seq 12 to 18 ...``."""
+    needed_dice: tuple[NeededDie, ...] | None = None
+    """``FacesNeeded``: the dice whose faces the command still needs, one at a time in C29 order (whose roll, what
+    for, its pool and sides), as the server's problem gives them (a client had to read them out of ``message``)."""
 
 
 class ErrorReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,4 +76,5 @@ def facts_of(message: str, code: int, error: OmenError | None = None, written: s
                       exit=code, rule=rule if isinstance(rule, str) and rule else None, field=field,
                       file=file if isinstance(file, str) and file else None,
                       line=line if isinstance(line, int) and not isinstance(line, bool) else None,
-                      seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else None, written=written or None)
+                      seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else None, written=written or None,
+                      needed_dice=needed_dice(error.needed) if isinstance(error, FacesNeeded) else None)

@@ -33,6 +33,8 @@ from .events import DiceRolled, DiceSourceKind, Die, PoolTag, RollPurpose
 
 __all__ = [
     "RollRequest",
+    "NeededDie",
+    "needed_dice",
     "DiceSource",
     "SeededDice",
     "ManualDice",
@@ -132,6 +134,24 @@ def describe_rolls(rolls: Iterable[tuple[str, str, Iterable[tuple[str, int]]]]) 
     """:func:`describe_dice` of rolls given as (roller, purpose, pool) (what a log's ``dice_rolled`` records)."""
     return "; ".join(f"{roller}'s {purpose.replace('_', ' ')}: " + ", ".join(f"{tag} d{sides}" for tag, sides in pool)
                      for roller, purpose, pool in rolls)
+
+
+class NeededDie(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One die a command still needs the face of: whose roll (``roller``), what for (``purpose``, as the options
+    name it: ``base_defense``; ``about``, as they say it, what it is for in words where the purpose does not say:
+    ``Burning damage``, ``INT opposing the save against Poisoned``, C40), its pool and its sides."""
+
+    roller: str
+    purpose: str
+    pool: str
+    sides: int
+    about: str | None = None
+
+
+def needed_dice(requests: Iterable[RollRequest]) -> tuple[NeededDie, ...]:
+    """The dice of some rolls one at a time, in C29 order (what :class:`FacesNeeded` waits for, as data)."""
+    return tuple(NeededDie(roller=r.roller, purpose=r.purpose, pool=pool, sides=sides, about=r.about or None)
+                 for r in requests for pool, sides in r.pool)
 
 
 class FacesNeeded(DiceError, BadInput):

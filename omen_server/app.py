@@ -33,7 +33,17 @@ from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import AnswerDecision, Command, Join, RevealSeed, StartFight, Undo
 from omen_core.content import CombatantSheet, Ruleset, decode_content, in_words, name_keys, reason_and_path
 from omen_core.decisions import OPTIONS_HINT
-from omen_core.dice import FacesNeeded, ManualDice, Stop, SurplusFaces, commitment, describe_dice, describe_rolls
+from omen_core.dice import (
+    FacesNeeded,
+    ManualDice,
+    NeededDie,
+    Stop,
+    SurplusFaces,
+    commitment,
+    describe_dice,
+    describe_rolls,
+    needed_dice,
+)
 from omen_core.errors import (
     BadInput,
     ConcurrencyError,
@@ -360,18 +370,6 @@ class EventsPage(msgspec.Struct, frozen=True, kw_only=True):
     next_after: int | None
 
 
-class NeededDie(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """One die a command still needs the face of: whose roll (``roller``), what for (``purpose``, as the options
-    name it: ``base_defense``; ``about``, as they say it, what it is for in words where the purpose does not say:
-    ``Burning damage``, ``INT opposing the save against Poisoned``, C40), its pool and its sides."""
-
-    roller: str
-    purpose: str
-    pool: str
-    sides: int
-    about: str | None = None
-
-
 class Problem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """An error (RFC 9457): ``type`` names its kind, ``detail`` says what and where; ``rule`` is the rule id a
     command broke, ``field`` the path of a bad field, ``current_version`` the fight's version after a 409,
@@ -442,8 +440,7 @@ def _omen_problem(request: Request[Any, Any, Any], exc: Exception) -> Response[b
     if isinstance(exc, FacesNeeded):
         rolls = [r for r in exc.needed if sight.owns(r.roller)]
         needed = tuple(describe_dice([r]) for r in rolls)  # the detail's words: "kael's base defense: res d8"
-        dice = tuple(NeededDie(roller=r.roller, purpose=r.purpose, pool=pool, sides=sides, about=r.about or None)
-                     for r in rolls for pool, sides in r.pool)
+        dice = needed_dice(rolls)
         detail = str(exc) if sight.gm else (
             "the faces given run short (C29: a command carries the faces of its dice in order, a roll's all "
             "together); yours: " + ("; ".join(needed) or "none")

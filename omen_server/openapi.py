@@ -158,6 +158,9 @@ def _problems(operation: dict[str, Any], *statuses: int) -> None:
     for status, answer in responses.items():
         if int(status) >= 400:
             answer["content"] = _PROBLEM
+        if status == "503":  # (docs/server.md, "Limits": it was sent and not declared: an OpenAPI client author)
+            answer["headers"] = {"Retry-After": {"description": "Seconds to wait before trying again (1)",
+                                                 "schema": {"type": "integer", "minimum": 0}}}
 
 
 _WORDS = {400: "Bad request", 401: "No valid token", 413: "The body is too large",
@@ -196,8 +199,11 @@ def complete(document: dict[str, Any], create_token: bool) -> dict[str, Any]:
                       *((415,) if body is not None else ()))
             if path.endswith("/stream"):
                 operation["responses"]["200"] = {
-                    "description": "Server-Sent Events: `event` messages (a seen event, its seq as id) and `options` "
-                                   "messages", "content": {"text/event-stream": {"schema": {"type": "string"}}}}
+                    "description": "Server-Sent Events, each message's data one JSON document: `event` messages (a "
+                                   "SeenEvent of components/schemas, its seq as the message's id), `options` "
+                                   "messages (an OptionsView) and, where the stream cannot go on, one `error` "
+                                   "message (a Problem)",
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}}}
     for path, item in doc.get("paths", {}).items():
         if "get" in item and not path.endswith("/stream"):
             item["head"] = _head_of(item["get"])

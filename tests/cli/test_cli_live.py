@@ -1099,7 +1099,7 @@ class TestForScripts:
         """Too few faces in a seeded fight given without --seed, and a face its die cannot show, are named where
         the command is written, its line and field, as other faces are (they were not: a bot tester); a command
         without faces is refused as FacesNeeded, C29, under --json too, placed at the command's line and
-        ``$.dice`` (it was not placed: a docs tester)."""
+        ``$.dice`` (it was not placed: a docs tester), with the dice it needs as data (``needed_dice``)."""
         log = set_up(tmp_path, dice="seeded")
         said = refused(log, {"command": "roll_initiative", "dice": [1]})
         assert said.startswith("omen: error: the command:1: ") and said.endswith(
@@ -1112,6 +1112,10 @@ class TestForScripts:
             == ("FacesNeeded", "C29", "$.dice", 1), error
         assert error["message"].endswith("(or give --seed HEX to roll this seeded fight's own dice) (at $.dice)"), \
             error
+        # the dice it still needs as data, one at a time in C29 order, as the server's problem gives them (a client of
+        # the CLI had to read them out of the message: an OpenAPI client author)
+        assert error["needed_dice"] == [{"roller": "kael", "purpose": "initiative", "pool": "check", "sides": 6},
+                                        {"roller": "vesh", "purpose": "initiative", "pool": "check", "sides": 8}]
         (tmp_path / "m").mkdir()
         manual = set_up(tmp_path / "m")
         said = refused(manual, {"command": "roll_initiative", "dice": [2, 9]})

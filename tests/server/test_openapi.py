@@ -162,6 +162,17 @@ def test_every_error_the_document_lists_is_a_problem_document() -> None:
     assert defaults == []
 
 
+def test_every_503_declares_its_retry_after_header() -> None:
+    """docs/server.md ("Limits"): a 503 while the store cannot be used carries Retry-After: 1; the document declares
+    it on every operation's 503 (it was sent and not declared: an OpenAPI client author)."""
+    paths = SCHEMA.raw_schema["paths"]
+    unavailable = [operation["responses"]["503"] for item in paths.values() for method, operation in item.items()
+                   if method != "head" and "503" in operation["responses"]]
+    assert len(unavailable) > 20
+    assert all(answer.get("headers", {}).get("Retry-After", {}).get("schema") == {"type": "integer", "minimum": 0}
+               for answer in unavailable)
+
+
 def test_the_document_says_the_qr_code_is_an_svg_image() -> None:
     """GET /fights/{id}/seats/{seat}/qr's 200 is image/svg+xml (the document said an application/json string), and
     that is what it answers."""
