@@ -456,6 +456,21 @@
               }
               if (String(problem.type || "").endsWith("/extension-failed")) await offerUndo();
             }
+            if ((answer.status === 401 || answer.status === 403) && !shown) {
+              // no table to show this token, now or later: the loading line, the dice choice and the keys go (they
+              // stayed on screen under the refusal, the page half-working: a tester opened another fight's link)
+              const panel = $("#panel");
+              if (panel) {
+                const line = document.createElement("p");
+                line.className = "refused";
+                line.textContent = `No table for this link: ${text} Ask the GM for your seat's link (the GM's Seats list has each one).`;
+                panel.replaceChildren(line);
+              }
+              for (const id of ["dice-mode", "keys"]) {
+                const part = document.getElementById(id);
+                if (part) part.hidden = true;
+              }
+            }
             break;
           }
           refused = 0;

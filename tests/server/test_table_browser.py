@@ -869,6 +869,48 @@ def test_the_gm_sets_what_players_see_of_hp_on_the_page(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_the_gm_makes_an_ability_name_public_and_another_fights_link_opens_no_half_page(tmp_path: Path) -> None:
+    """C37: the GM ticks Healing Word under "Ability names the table sees" and sets it: the page says so and counts
+    it (it could be done over the API alone: a tester's allies read "uses it"). Alice's link opened on another
+    fight's table says there is no table for it, once, and shows neither the loading line nor the dice choice nor
+    the keys (they stayed, the page half-working: a multi-fight operator)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    origin = f"http://127.0.0.1:{server.port}"
+    watch = Watch(origin)
+    sheets = bundled_sheets()
+    try:
+        status, made = server.call("POST", "/fights", {"id": "names", "dice": "seeded", "combatants": [
+            {**sheets["kael"], "abilities": ["healing_word"]}, sheets["vesh"]]})
+        assert status == 201, made
+        alice_other = _seeded_duel(server, "other")[1]
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.gm_page(browser, f"{origin}/table/names", made["gm_token"])
+                group = gm.locator("#gm-effects")
+                expect(group.locator("summary")).to_contain_text("(0 of 1)")
+                group.locator("summary").click()
+                group.locator("input[name=effect][value='Healing Word']").check()
+                group.locator("button[type=submit]").click()
+                expect(gm.locator("#message")).to_have_text("Every seat now sees these abilities' names: Healing Word.")
+                expect(gm.locator("#gm-effects summary")).to_contain_text("(1 of 1)")
+                phone = watch.page(browser.new_context(viewport={"width": 390, "height": 844}))
+                phone.goto(f"{origin}/table/names#token={alice_other}")
+                expect(phone.locator("#panel .refused")).to_contain_text("No table for this link: ")
+                expect(phone.locator("#panel .refused")).to_contain_text("this token is for another fight")
+                expect(phone.locator("#panel")).not_to_contain_text("Loading the table")
+                expect(phone.locator("#dice-mode")).to_be_hidden()
+                expect(phone.locator("#keys")).to_be_hidden()
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+    watch.clean_but(403)
+
+
 def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_path: Path) -> None:
     """The set-up page takes what a GM wrote for ``omen run``: Vesh's sheet file and a ruleset file with a
     condition of the table's own, pasted as TOML (it took JSON alone: a GM could not paste their files). A typo
