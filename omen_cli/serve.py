@@ -51,7 +51,16 @@ def serve(
     from omen_core.errors import BadInput
     from omen_server.guard import new_create_token
     from omen_server.keep import PostgresKeep
-    from omen_server.serve import default_keep, port_in_use, run, run_workers, server_keep, server_store, setup_link
+    from omen_server.serve import (
+        close_all,
+        default_keep,
+        port_in_use,
+        run,
+        run_workers,
+        server_keep,
+        server_store,
+        setup_link,
+    )
 
     busy = port_in_use(host, port)
     if busy is not None:
@@ -80,7 +89,7 @@ def serve(
             "proxy before players join over a network (docs/server.md); from another machine, open this machine's "
             "address")
     if workers > 1:
-        kept.close()
+        close_all(kept, opened)  # each worker opens its own (and writes SQLite's log back at its end)
         parent = ctx.find_root().params
         run_workers(store, keep or ("" if isinstance(kept, PostgresKeep) else keep_path), workers, host, port,
                     create_token=token, log=f"{parent['log_format'].value}:{parent['log_level']}")

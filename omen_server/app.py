@@ -827,6 +827,9 @@ class Fights:
         the new events folded from the state held, the whole fight walked again after an undo). Hold its
         lock."""
         fight = self._loaded.get(fight_id)
+        if fight is not None and not self._still(fight_id, fight):
+            self._forget_fight(fight_id)  # another fight under the id now (retired and created again elsewhere)
+            fight = None
         if fight is None:
             fight = Fight.load(self.store, fight_id)
             fight.dice = self.dice_for(fight_id, fight.state.seed_commitment)
@@ -836,6 +839,23 @@ class Fights:
             if isinstance(fight.dice, SeededDice) and fight.dice.commitment != fight.state.seed_commitment:
                 fight.dice = self.dice_for(fight_id, fight.state.seed_commitment)  # another server revealed (C42)
         return fight
+
+    def _still(self, fight_id: str, fight: Fight) -> bool:
+        """Whether the store still holds the fight this process loaded: its log no shorter, and what was appended
+        since continuing its hash chain. A log the operator retired and whose id was created again (through another
+        process or server) is another fight: the state held was served to the new fight's seats, and once the new
+        log grew past the old one's length every read was a broken chain (an operator tester)."""
+        now = self.store.version(fight_id)
+        if now <= fight.version:
+            return now == fight.version
+        events = self.store.read(fight_id, fight.version)
+        try:
+            first = next(events, None)
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
+        return first is None or first.prev_hash == fight.state.last_hash
 
     def dice_for(self, fight_id: str, pledge: str | None) -> SeededDice | None:
         """The seeded dice of a fight: the kept seed that hashes to the commitment the dice are drawn under now (the
@@ -955,6 +975,7 @@ class Fights:
                                       "(--store fights/) or a database (sqlite:///omen.db) to keep several")
             self._forget_fight(fight_id)
             store = self.keep.found(rows, self.store)
+            self._forget_fight(fight_id)  # again: a request with an earlier seat's token between the two read its row
             try:
                 fight = Fight.start(store, fight_id, dice=dice, ruleset=spec.ruleset, title=spec.title,
                                     combatants=spec.combatants)

@@ -22,6 +22,7 @@ document (:mod:`omen_server.openapi`): this module is above all of them (only th
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import re
@@ -716,10 +717,12 @@ def _seat_kept(answer: Response[bytes]) -> bytes:
     return msgspec.json.encode({"id": msgspec.json.decode(bytes(answer.content))["id"]})
 
 
-def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: str | None = None) -> Litestar:
+def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: str | None = None,
+               close_on_shutdown: bool = False) -> Litestar:
     """The ASGI app serving the fights of ``store``; ``keep`` holds tokens and seeds (default: in memory);
     ``create_token``: the bearer token ``POST /fights`` needs (None: anyone may create fights; ``omen serve``
-    always sets one)."""
+    always sets one); ``close_on_shutdown``: the app owns the store and the keep, and closes them when it stops
+    (:func:`close_all`: ``omen serve``'s; an embedder's stay open)."""
     fights = Fights(store, keep or Keep(), staged_view)
     stop = threading.Event()
 
@@ -741,7 +744,9 @@ def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: 
     app = Litestar(route_handlers=routes, exception_handlers=handlers, debug=False,
                    openapi_config=openapi_config(create_token is not None), before_request=_before(routes),
                    request_max_body_size=MAX_BODY_BYTES, compression_config=compression,
-                   on_startup=[start_listening], on_shutdown=[stop.set, fights.stopping.set])
+                   on_startup=[start_listening], on_shutdown=[stop.set, fights.stopping.set,
+                                                              *([lambda: close_all(fights.keep, store)]
+                                                                if close_on_shutdown else [])])
     app.asgi_handler = no_store_by_default(schema_page_headers(head_as_get(app.asgi_handler)))  # HEAD wherever
     # GET (Litestar routes HEAD to @head alone); no cache keeps a seat's answers; /schema as the table's pages
     app.state.fights = fights  # for the tests (and embedders) that look at the stream's messages directly
@@ -775,6 +780,19 @@ def schema_page_headers(app: Any) -> Any:
         await app(scope, receive, stamped)
 
     return handle
+
+
+def close_all(*held: object) -> None:
+    """Close a stopped server's keep and store (their connections): SQLite then writes its write-ahead log back, so
+    that the database files alone hold every fight (a server stopped by SIGTERM, which uvicorn raises again once it
+    has shut down, died with them in ``omen.db-wal``, and the cold backup docs/stores.md describes, the files copied
+    once no server writes, copied empty databases: an operator tester). Run as the app stops (its shutdown), before
+    the signal ends the process."""
+    for one in held:
+        close = getattr(one, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()
 
 
 def _stop_streams_on_signals(fights: Fights) -> None:

@@ -261,6 +261,21 @@ class Keep:
         self._lock = threading.Lock()
         self._creating = threading.Lock()
 
+    def bound(self) -> str | None:
+        """The store this keep is bound to (:meth:`bind`), or None: a keep not used yet, or made before keeps were
+        bound."""
+        if self.path == ":memory:":
+            return None
+        with self._lock:
+            row = self._db.execute("select store from bound").fetchone()
+        return None if row is None else str(row[0])
+
+    def fight_ids(self, limit: int = 64) -> list[str]:
+        """Some of the fights this keep holds seats of (at most ``limit``), for a binding's check."""
+        with self._lock:
+            rows = self._db.execute("select distinct fight_id from seats limit ?", (limit,)).fetchall()
+        return [str(r[0]) for r in rows]
+
     def bind(self, store: str, *, rebind: bool = False) -> None:
         """Bind this keep to the store it serves (``store``: its kind and name, :func:`store_identity`): the first
         server to use a keep records its store, and a server of another store is refused (:class:`BadInput`),
@@ -775,8 +790,14 @@ def store_identity(store: EventStore) -> str | None:
         return f"the JSON Lines log {name!r}" if store.single_file else f"the directory of JSON Lines logs {name!r}"
     if isinstance(store, SqliteStore):
         return None if where == ":memory:" else f"the SQLite database {os.path.basename(where)!r}"
-    if isinstance(store, PostgresStore):
-        return f"the PostgreSQL database {where!r}"
+    if isinstance(store, PostgresStore):  # by its name, as a file is: not the URL as typed (a password, a host
+        from psycopg.conninfo import conninfo_to_dict  # written otherwise: another "store", an operator tester)
+
+        try:
+            name = str(conninfo_to_dict(store.db.url).get("dbname") or "")
+        except Exception:
+            name = where
+        return f"the PostgreSQL database {name or where!r}"
     return None
 
 

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
+from omen_core.errors import BadInput, OmenError
 from omen_core.store import EventStore, open_store
 
-from .asgi import create_app
+from .asgi import close_all, create_app
 from .guard import new_create_token
 from .keep import AnyKeep, Keep, open_keep, store_identity
 from .limits import MAX_HEADER_BYTES, STORE_TIMEOUT
 
-__all__ = ["serve", "run", "run_workers", "app_from_environment", "default_keep", "server_store", "server_keep",
-           "setup_link", "configure_logging", "main", "CREATE_VARIABLE"]
+__all__ = ["serve", "run", "run_workers", "close_all", "app_from_environment", "default_keep", "server_store",
+           "server_keep", "setup_link", "configure_logging", "main", "CREATE_VARIABLE"]
 
 DEFAULT_STORE = "sqlite:///omen.db"
 #: The environment variable an operator may set to the creation token (``--create-token`` takes it too).
@@ -30,7 +32,7 @@ def default_keep(store_url: str) -> str:
     if store_url in {"memory:", "sqlite::memory:"}:
         return ":memory:"
     path = store_url.removeprefix("sqlite:///") if store_url.startswith("sqlite:///") else store_url
-    root, _ext = os.path.splitext(path.rstrip("/"))
+    root, _ext = os.path.splitext(os.path.normpath(path))  # (``fights/.`` kept ``fights/..keep.db``: a tester)
     return f"{root}.keep.db"
 
 
@@ -48,11 +50,25 @@ def server_keep(store: EventStore, keep: str | None, default: str, *, rebind: bo
     identity = store_identity(store)
     if isinstance(kept, Keep) and identity is not None:
         try:
+            if not rebind and kept.bound() is None:
+                _holds_some(store, kept, identity)
             kept.bind(identity, rebind=rebind)
         except BaseException:
             kept.close()
             raise
     return kept
+
+
+def _holds_some(store: EventStore, kept: Keep, identity: str) -> None:
+    """A keep not bound yet (made before keeps were bound) that holds seats is bound to this store only if the store
+    holds one of their fights: else it is another store's keep (an older omen's keep was bound to the first store
+    that opened it, an empty one too: an operator tester)."""
+    fights = kept.fight_ids()
+    if fights and not any(store.version(f) for f in fights):
+        shown = ", ".join(repr(f) for f in fights[:3]) + (", ..." if len(fights) > 3 else "")
+        raise BadInput(f"{kept.path}: this keep holds the seats of fights {identity} does not hold ({shown}): it is "
+                       "another store's keep; give this store its own with --keep PATH, or, if this store is the "
+                       "keep's own, its fights since gone, bind the keep to it with --rebind-keep")
 
 
 def setup_link(host: str, port: int, create_token: str) -> str:
@@ -106,13 +122,15 @@ def configure_logging(fmt: str = "console", level: str = "warning") -> None:
 
 
 def serve(store_url: str = DEFAULT_STORE, host: str = "127.0.0.1", port: int = 8000, keep: str | None = None,
-          log_level: str = "warning", create_token: str | None = None) -> None:
+          log_level: str = "warning", create_token: str | None = None, *, rebind_keep: bool = False) -> None:
     """Serve the fights of ``store_url`` until interrupted; ``create_token``: the token ``POST /fights`` needs
-    (made up and printed in the set-up link if None)."""
+    (made up and printed in the set-up link if None); ``rebind_keep`` as ``omen serve --rebind-keep``. The link is
+    printed once the store and its keep are open (it was printed before a keep refused)."""
     store = server_store(store_url)
+    kept = server_keep(store, keep, default_keep(store_url), rebind=rebind_keep)
     token = create_token or new_create_token()
     print(f"omen serve: open {setup_link(host, port, token)} to set up a fight", flush=True)
-    run(store, server_keep(store, keep, default_keep(store_url)), host, port, log_level, token)
+    run(store, kept, host, port, log_level, token)
 
 
 def run(store: EventStore, keep: AnyKeep, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning",
@@ -120,8 +138,8 @@ def run(store: EventStore, keep: AnyKeep, host: str = "127.0.0.1", port: int = 8
     """Serve the fights of ``store`` with uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(store, keep, create_token=create_token), host=host, port=port, log_level=log_level,
-                timeout_graceful_shutdown=GRACE_SECONDS, **HTTP_OPTIONS)
+    uvicorn.run(create_app(store, keep, create_token=create_token, close_on_shutdown=True), host=host, port=port,
+                log_level=log_level, timeout_graceful_shutdown=GRACE_SECONDS, **HTTP_OPTIONS)
 
 
 #: How long an interrupted server (Ctrl-C, SIGTERM) waits for the requests in flight before it closes them: a
@@ -161,7 +179,7 @@ def app_from_environment() -> object:
     configure_logging(fmt, level or "warning")
     store = server_store(os.environ[STORE_VARIABLE])
     return create_app(store, server_keep(store, os.environ[KEEP_VARIABLE] or None, ""),
-                      create_token=os.environ.get(CREATE_VARIABLE) or None)
+                      create_token=os.environ.get(CREATE_VARIABLE) or None, close_on_shutdown=True)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -175,6 +193,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--create-token", default=os.environ.get(CREATE_VARIABLE) or None,
                         help=f"the token creating a fight needs (default: ${CREATE_VARIABLE}, else one made up "
                              "and printed in the set-up link)")
+    parser.add_argument("--rebind-keep", action="store_true",
+                        help="bind the keep to this store: the one it was used with, moved or renamed")
     args = parser.parse_args(argv)
     configure_logging()
-    serve(args.store, args.host, args.port, args.keep, create_token=args.create_token)
+    try:
+        serve(args.store, args.host, args.port, args.keep, create_token=args.create_token,
+              rebind_keep=args.rebind_keep)
+    except OmenError as exc:  # one line, exit 2, as omen serve says it (it was a traceback, exit 1: a tester)
+        print(f"omen serve: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

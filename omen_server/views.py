@@ -147,7 +147,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "ability_used": {**_ACTION, "who": "name", "ability": "own:who", "name": "custom", "target": "name"},
     "moment_reached": {**_ACTION, "moment": "public", "round": "public", "who": "name", "other": "name",
                        "outcome": "public", "condition": "public", "ticking": "gm"},
-    "cost_paid": {**_ACTION, "who": "name", "resource": "public", "amount": "public", "purpose": "own:who"},
+    "cost_paid": {**_ACTION, "who": "name", "resource": "public", "amount": "custom", "purpose": "own:who"},
     "active_defense_window_opened": {**_ACTION, "defender": "name", "attack_total": "public",
                                      "base_defense": "own:defender", "eligible": "own:defender",
                                      "ineligible": "own:defender"},
@@ -471,6 +471,16 @@ def _hp_amount(name: str) -> Custom:
     return part
 
 
+def _cost_amount(payload: dict[str, Any], sight: Sight) -> Any:
+    """How much a cost took: the turn's Actions and Bonus Actions, public as their use is; HP and Will as the
+    combatant's own pools are, its HP to the seats the HP display shows numbers to, its Will to its owner alone (both
+    were public, and the table page's "Ana spends 2 Will" told every seat: a reviewer)."""
+    value, resource = payload.get("amount"), payload.get("resource")
+    if resource not in ("hp", "will") or sight.owns(str(payload.get("who", ""))):
+        return value
+    return value if resource == "hp" and sight.hp == "exact" else _WITHHELD
+
+
 def _side(payload: dict[str, Any], sight: Sight) -> Any:
     """The side a fight ended on (the side defeated, or the GM's): named only to a seat that sees some combatant
     of that side, so that the end of a fight does not give away a side the table has not met."""
@@ -581,6 +591,7 @@ _CUSTOM: dict[tuple[str, str], Custom] = {
     ("damage_resolved", "terms"): _damage_part("terms"),
     ("will_conversion_offered", "source"): _damage_part("source"),
     ("will_conversion_offered", "terms"): _damage_part("terms"),
+    ("cost_paid", "amount"): _cost_amount,
     ("resource_changed", "before"): _hp_amount("before"),
     ("resource_changed", "after"): _hp_amount("after"),
 }

@@ -86,9 +86,9 @@ def _nice_top(top: float) -> float:
     return step * 4
 
 
-def _ticks(top: float, percent: bool) -> tuple[tuple[float, str], ...]:
+def _ticks(top: float, shares: bool) -> tuple[tuple[float, str], ...]:
     steps = 4
-    return tuple((_x(top * i / steps, top), f"{top * i / steps:.0%}" if percent else f"{top * i / steps:g}")
+    return tuple((_x(top * i / steps, top), f"{top * i / steps:.0%}" if shares else f"{top * i / steps:g}")
                  for i in range(steps + 1))
 
 

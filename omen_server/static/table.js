@@ -1132,9 +1132,12 @@
           said.length ? `Physical dice now: ${said.join(", ")}; every other die from the seed.` : "Every die comes from the seed now.");
       }
       else if (form.id === "effects-form") {
+        // only the boxes changed since the page was drawn (every one named at once passed the server's bound of 64
+        // names in a big roster: a reviewer)
         const boxes = $$("input[name=effect]", form);
         const shown = boxes.filter((box) => box.checked).map((box) => box.value);
-        settle({ reveal_effects: shown, hide_effects: boxes.filter((box) => !box.checked).map((box) => box.value) },
+        settle({ reveal_effects: boxes.filter((box) => box.checked && !box.defaultChecked).map((box) => box.value),
+          hide_effects: boxes.filter((box) => !box.checked && box.defaultChecked).map((box) => box.value) },
           shown.length ? `Every seat now sees these abilities' names: ${shown.join(", ")}.` : "No ability's name is public now.");
       }
       else if (form.id === "notes-form") {

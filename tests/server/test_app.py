@@ -799,6 +799,38 @@ class TestTokens:
             view = table.client.get("/fights/reuse/options", headers=table.auth()).json()
             assert view["head"]["seq"] == 3 and view["options"]["phase"] == "setup"
 
+    def test_a_fight_id_created_again_through_another_process_is_the_new_fight_there_too(self, tmp_path: Path) -> None:
+        """Two servers (processes) on one store and keep: B has loaded fight 'reuse' (played to seq 11) when the
+        operator retires it and A creates the id again: B serves the new fight at once (it served the old state to
+        the new fight's seats, and once the new log grew past the old one's length every read was a broken chain:
+        an operator tester and a reviewer)."""
+        from omen_core.store import JsonlStore
+
+        (tmp_path / "logs").mkdir()
+        store, keep = JsonlStore(tmp_path / "logs"), Keep(str(tmp_path / "keep.db"))
+        a, b = Table(), Table()
+        for table in (a, b):
+            table.store, table.keep = store, keep
+            table.client = TestClient(create_app(store, keep))
+        with a.client, b.client:
+            a.create("reuse")
+            assert a.command({"command": "roll_initiative"}, "reuse").status_code == 201
+            old = b.client.get("/fights/reuse/options", headers=a.auth()).json()
+            assert old["options"]["phase"] == "rounds"
+            for made in (tmp_path / "logs").iterdir():
+                made.unlink()
+            a.create("reuse")
+            view = b.client.get("/fights/reuse/options", headers=a.auth())
+            assert view.status_code == 200 and view.json()["head"]["seq"] == 3, view.text
+            assert view.json()["options"]["phase"] == "setup"
+            assert a.command({"command": "roll_initiative"}, "reuse").status_code == 201
+            while store.version("reuse") <= old["head"]["seq"]:
+                turn = a.client.get("/fights/reuse/options", headers=a.auth()).json()["options"]["turn"]
+                assert a.command({"command": "end_turn", "who": turn}, "reuse").status_code == 201
+            grown = b.client.get("/fights/reuse/options", headers=a.auth())
+            assert grown.status_code == 200, grown.text
+            assert grown.json()["head"]["seq"] == store.version("reuse")
+
     def test_an_unknown_fight_is_404(self, table: Any) -> None:
         """A token cannot name a fight that does not exist (403 for another fight's token); a missing path 404."""
         table.create()

@@ -268,3 +268,43 @@ class TestBoundToItsStore:
         assert store_identity(JsonlStore(tmp_path / "logs")) == "the directory of JSON Lines logs 'logs'"
         assert store_identity(SqliteStore(tmp_path / "x.db")) == "the SQLite database 'x.db'"
         assert store_identity(MemoryStore()) is None and store_identity(SqliteStore(":memory:")) is None
+
+    def test_a_keep_made_before_binding_is_not_taken_by_a_store_holding_none_of_its_fights(
+            self, tmp_path: Path) -> None:
+        """A keep an older omen made (no binding) that holds the seats of fight 'duel' is refused by a server of an
+        empty store (it bound itself to the first store that opened it, and the keep's own store was then refused:
+        an operator tester); the store holding 'duel' takes it; --rebind-keep takes it whatever."""
+        from omen_core import Fight, ManualDice
+
+        keep = Keep(str(tmp_path / "old.keep.db"))
+        keep.add_seat("duel", "gm")
+        keep.close()
+        (tmp_path / "empty").mkdir()
+        with pytest.raises(BadInput, match=re.escape("this keep holds the seats of fights the directory of JSON Lines "
+                                                     "logs 'empty' does not hold ('duel'): it is another store's")):
+            server_keep(JsonlStore(tmp_path / "empty"), str(tmp_path / "old.keep.db"), "")
+        own = SqliteStore(tmp_path / "omen.db")
+        Fight.start(own, "duel", dice=ManualDice(), combatants=[])
+        server_keep(own, str(tmp_path / "old.keep.db"), "").close()
+        assert Keep(str(tmp_path / "old.keep.db")).bound() == "the SQLite database 'omen.db'"
+
+    def test_the_default_keep_of_a_store_written_with_a_dot_is_beside_it(self) -> None:
+        """``fights/.`` and ``./fights/`` are the directory ``fights``: its keep is ``fights.keep.db`` beside it (it
+        was ``fights/..keep.db``, a hidden file inside the store: an operator tester)."""
+        assert default_keep("fights/.") == default_keep("./fights/") == default_keep("fights") == "fights.keep.db"
+        assert default_keep("sqlite:///./omen.db") == "omen.keep.db"
+
+    def test_a_postgresql_store_is_named_by_its_database_not_its_url_as_typed(self, postgres: Any) -> None:
+        """A SQLite keep given to a PostgreSQL store binds to the database's name: the same database reached with
+        another URL (a password, options) is the same store (it was refused as another: an operator tester)."""
+        from omen_core.store import PostgresStore
+
+        url = postgres.fresh_url()
+        store = PostgresStore(url)
+        other = PostgresStore(url + ("&" if "?" in url else "?") + "application_name=omen-test")
+        try:
+            assert store_identity(store) == store_identity(other)
+            assert str(store_identity(store)).startswith("the PostgreSQL database '")
+        finally:
+            store.close()
+            other.close()

@@ -24,7 +24,7 @@ import pytest
 
 from omen_core.events import ConditionApplied, FightStarted
 from omen_core.store import SqliteStore
-from tests.server.processes import ROOT, Server, keyed_pairs, race
+from tests.server.processes import ROOT, Server, free_port, keyed_pairs, race
 from tests.server.test_app import sheet
 
 
@@ -319,6 +319,45 @@ def test_a_single_file_store_says_it_keeps_one_fight_and_a_second_is_409(tmp_pat
     assert [line.count(b'"fight_id":"one"') for line in (tmp_path / "duel.jsonl").read_bytes().splitlines()] == [1] * 3
 
 
+def test_a_server_stopped_by_sigterm_leaves_every_fight_in_the_database_files(tmp_path: Path) -> None:
+    """omen serve on SQLite, stopped by SIGTERM (as systemd, docker and timeout stop it): the store's and the keep's
+    write-ahead logs are written back, so the database files alone, copied as docs/stores.md's cold backup copies
+    them, hold the fight and its GM seat (they held nothing: every row sat in omen.db-wal, an operator tester)."""
+    import shutil
+    import sqlite3
+
+    server = Server(tmp_path)
+    version = create(server)[1]
+    server.stop()  # SIGTERM
+    assert server.process.returncode is not None
+    backup = tmp_path / "backup"
+    backup.mkdir()
+    for name in ("events.db", "events.keep.db"):
+        shutil.copy(tmp_path / name, backup / name)  # the files alone, not their -wal
+    events = sqlite3.connect(backup / "events.db").execute("select count(*) from events").fetchone()[0]
+    seats = sqlite3.connect(backup / "events.keep.db").execute("select count(*) from seats").fetchone()[0]
+    assert (events, seats) == (version, 1)
+
+
+def test_python_m_omen_server_refuses_a_keep_in_one_line_and_takes_rebind_keep(tmp_path: Path) -> None:
+    """python -m omen_server with a keep another store used: one line, exit 2, no set-up link printed (it was a
+    traceback, exit 1, after the link); --rebind-keep is taken, as omen serve takes it."""
+    from omen_server.keep import Keep
+
+    (tmp_path / "conv").mkdir()
+    Keep(str(tmp_path / "conv.keep.db")).bind("the SQLite database 'conv.db'")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "omen_server", "--store", "conv/", "--port", str(free_port())],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("omen serve: error: conv.keep.db: this keep belongs to the SQLite database "
+                                  "'conv.db'") and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "set up a fight" not in done.stdout
+    helped = subprocess.run([sys.executable, "-m", "omen_server", "--help"], capture_output=True, text=True,
+                            timeout=60, env=env)
+    assert "--rebind-keep" in helped.stdout
+
+
 def test_serve_refuses_a_keep_another_store_used(tmp_path: Path) -> None:
     """omen serve on ``conv/`` after one on ``sqlite:///conv.db`` (both keeps default to ``conv.keep.db``): exit 2
     at once, one line naming the keep, the store it belongs to and what to do; nothing served (they shared it, and
@@ -328,7 +367,7 @@ def test_serve_refuses_a_keep_another_store_used(tmp_path: Path) -> None:
     from omen_server.keep import Keep
 
     Keep(str(tmp_path / "conv.keep.db")).bind("the SQLite database 'conv.db'")
-    done = subprocess.run([sys.executable, "-m", "omen_cli", "serve", "--store", "conv/", "--port", "1"],
+    done = subprocess.run([sys.executable, "-m", "omen_cli", "serve", "--store", "conv/", "--port", str(free_port())],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.splitlines() == [

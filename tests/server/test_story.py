@@ -149,15 +149,39 @@ def _drain(heal: str, cost: int = 0) -> Fight:
     return fight
 
 
-def test_an_abilitys_hp_or_will_cost_is_a_line_of_its_card() -> None:
+def test_an_abilitys_hp_or_will_cost_is_a_line_of_its_card_to_those_who_see_that_pool() -> None:
     """C41: Ana pays 2 HP for Drain: her card says "Ana spends 2 HP (Drain)" to the GM and to her player, as the
     session log says it (the live card said nothing, and a GM saw 8 Will become 6 unexplained: a tester); the orc's
-    player, who is not shown what her cost was for, reads "Ana spends 2 HP"."""
+    player reads "Ana spends 2 HP" where the HP display is exact, and nothing of it where it is banded or hidden (her
+    HP is not shown to that seat: the amount was public, a reviewer), nor what it was for."""
     fight = _drain('{ kind = "heal", to = "actor", flat = 2 }', cost=2)
     for sight in (Sight(kind="gm"), Sight(kind="player", own=frozenset({"ana"}))):
         assert "Ana spends 2 HP (Drain)" in cards_for(fight, sight)[-1][1]
-    lines = cards_for(fight, Sight(kind="player", own=frozenset({"orc"})))[-1][1]
+    lines = cards_for(fight, Sight(kind="player", own=frozenset({"orc"}), hp="exact"))[-1][1]
     assert "Ana spends 2 HP" in lines and not any("Drain" in line for line in lines), lines
+    for hp in ("banded", "hidden"):
+        lines = cards_for(fight, Sight(kind="player", own=frozenset({"orc"}), hp=hp))[-1][1]
+        assert not any("spends" in line or "Drain" in line for line in lines), lines
+
+
+def test_a_will_cost_is_said_to_the_owner_alone() -> None:
+    """C41: a Will cost (Ana's 2 Will for Drain) is on her card to the GM and her player; to the orc's player and a
+    spectator, whatever the HP display, nothing of it (Will is its owner's, as the combatant's Will is)."""
+    import msgspec
+
+    from omen_core.commands import UseAbility
+    from omen_core.content import Ability, decode_content
+    from tests.fights import new_fight
+
+    drain = msgspec.structs.replace(decode_content(
+        'name = "Drain"\nuse = "free"\ncost = { will = 2 }\neffects = [{ kind = "damage", to = "target", flat = 1, '
+        'damage_type = "fire" }]\n', Ability, fmt="toml"), id="drain")
+    fight = new_fight(msgspec.structs.replace(sheet("ana"), abilities=(drain,)), sheet("orc", side="raiders"))
+    fight.execute(UseAbility(who="ana", ability="drain", target="orc"))
+    for sight in (Sight(kind="gm"), Sight(kind="player", own=frozenset({"ana"}))):
+        assert "Ana spends 2 Will (Drain)" in cards_for(fight, sight)[-1][1]
+    for sight in (Sight(kind="player", own=frozenset({"orc"}), hp="exact"), Sight(kind="spectator", hp="exact")):
+        assert not any("Will" in line for line in cards_for(fight, sight)[-1][1])
 
 
 class TestAHealThatRestoresNothing:

@@ -95,6 +95,12 @@ class TestDifferencesStayInRange:
 
 
 class TestPairedRates:
+    def test_newcombes_own_worked_example(self) -> None:
+        """Newcombe (1998, Statistics in Medicine 17: 2635-2650), his paired example of 50 pairs, 36 both, 12 the
+        first alone, 2 the second alone, none neither: method 10 gives 0.0569 to 0.3404 for the difference 0.2."""
+        low, high = paired_rates(36, 12, 2, 0)
+        assert (round(low, 4), round(high, 4)) == (0.0569, 0.3404)
+
     def test_no_pair_differing_is_a_small_difference_not_an_exact_zero(self) -> None:
         """Two runs that agree fight by fight (50 wins of 100 each, the same fights): the paired difference is 0, and
         its interval is Newcombe's ±0.019, not the point 0 to 0 the normal interval of the differences gave (its
