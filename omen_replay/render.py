@@ -23,14 +23,14 @@ import html
 import io
 import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol, TextIO
 
 import jinja2
 import msgspec
 from markupsafe import Markup
 
-from omen_core.events import FightStarted, StoredEvent, encode_line
+from omen_core.events import CombatantJoined, FightStarted, StoredEvent, encode_line
 from omen_core.state import FightState, Lasting
 from omen_core.walk import LinesSource, Source, Visitor, Walk, walk
 
@@ -60,6 +60,7 @@ class _Tally(Visitor):
         self.title = ""
         self.seeds = 0
         self.fight_dice = ""
+        self.names: list[str] = []  # the combatants' names, as they join (the HTML isolates right-to-left ones)
 
     def begin(self, walk: Walk) -> None:
         self.seeds = len(walk.landmarks.seeds) or int(walk.landmarks.seed is not None)
@@ -67,6 +68,8 @@ class _Tally(Visitor):
     def event(self, rec: StoredEvent, before: FightState, after: FightState, voided: bool) -> None:
         if isinstance(rec.event, FightStarted):
             self.title, self.fight_dice = rec.event.title or rec.fight_id, rec.event.dice
+        elif isinstance(rec.event, CombatantJoined) and not voided:
+            self.names.append(rec.event.sheet.name)
 
 
 class _Stream:
@@ -97,6 +100,8 @@ def render(source: Source, writer: Writer) -> None:
     """Walk a fight once and let ``writer`` write it as it goes."""
     tally = _Tally()
     audit = Audit()
+    if isinstance(writer, HtmlWriter):
+        writer.names = tally.names  # the list the tally fills as the combatants join
     stream = _Stream(writer, tally)
     builder = CardBuilder(stream)
     state = walk(source, [tally, audit, builder], strict=False)
@@ -440,6 +445,7 @@ class HtmlWriter:
         # the timeline so far, in memory up to 1 MiB, then on disk; closed in end()
         self.body = tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8")  # noqa: SIM115
         self.title, self.dice = "", ""
+        self.names: Sequence[str] = ()  # the combatants' names met so far (:func:`render` shares the tally's list)
         self.rounds: list[tuple[str, int, bool]] = []  # each round's anchor, number and undone: for the links
         self.section = False
 
@@ -460,7 +466,7 @@ class HtmlWriter:
             self.body.write(str(self.cards.before_rounds()) + "\n")  # type: ignore[attr-defined]
             self.section = True
         macro = self.cards.card if isinstance(entry, Card) else self.cards.note  # type: ignore[attr-defined]
-        self.body.write(str(macro(entry)) + "\n")
+        self.body.write(str(macro(entry, self.names)) + "\n")  # a right-to-left name isolated where text says it
 
     def end(self, summary: StateSummary, chart: Chart, report: Report) -> None:
         """The page: head, verdict, chart, end state, then the timeline kept so far, and the closing tags."""

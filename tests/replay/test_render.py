@@ -293,3 +293,22 @@ def test_right_to_left_names_are_isolated_where_text_says_them() -> None:
         "tie between <bdi>رشيد</bdi>, <bdi>שירה</bdi> &amp; Kael Arden\\x1b")
     assert isolated("Kael Arden's turn", names) == "Kael Arden's turn"
     assert not isinstance(isolated("Kael Arden's turn", names), Markup)  # escaped by the template as any value
+
+
+def test_right_to_left_names_are_isolated_in_the_html_session_log() -> None:
+    """The HTML session log isolates right-to-left names where its cards' text says them, as the table page does
+    (Rashid's and Shira's initiative lines: "order: שירה, رشيد" read reversed, it was left undone there: a tester of
+    non-English names); never inside an attribute; a left-to-right name as it is."""
+    import msgspec
+
+    from omen_core.commands import RollInitiative
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    rashid = msgspec.structs.replace(sheet("ana"), id="rashid", name="رشيد")
+    shira = msgspec.structs.replace(sheet("orc", side="raiders"), id="shira", name="שירה")
+    fight = new_fight(rashid, shira, faces=[3, 5])
+    fight.execute(RollInitiative())
+    page = render_records(list(fight.events), "html")
+    assert "<bdi>رشيد</bdi>" in page and "<bdi>שירה</bdi>" in page
+    assert not re.search(r'="[^"]*<bdi>', page) and "&lt;bdi" not in page
