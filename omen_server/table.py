@@ -292,7 +292,8 @@ class StripItem:
     hidden: bool
     note: str
     engaged: tuple[str, ...] = ()
-    side_index: int = -1  # the GM's page: the side's place (the players' sides first, then as they joined); -1: none
+    side_index: int = -1  # the GM's and a spectator's page: the side's place (the GM's: the players' sides first, then
+    #                       as they joined; a spectator's: the sides of the chips it sees, as they joined); -1: none
 
 
 @dataclass(frozen=True)
@@ -1383,6 +1384,13 @@ def panel(fights: Fights, fight_id: str, seat: Seat, token: str = "") -> Panel:
             )
         if sight.gm:  # the GM sees every side: each chip says its side, coloured by it (a player's marks its foes)
             order = _side_order(state, players)
+            result.strip = [dataclasses.replace(t, side_index=order.get(t.side, -1)) for t in result.strip]
+        elif sight.kind == "spectator":  # an audience tells the teams apart as the GM does (four chips alike on a
+            # streamer's TV: a tester); the sides of the chips it sees alone, as they joined, so that no colour
+            # depends on a combatant hidden from it
+            shown = {t.id for t in result.strip}
+            joined = dict.fromkeys(c.side for who, c in state.combatants.items() if who in shown)
+            order = {side: i for i, side in enumerate(joined)}
             result.strip = [dataclasses.replace(t, side_index=order.get(t.side, -1)) for t in result.strip]
         head = view.head.seq
         abilities_now = own_abilities(state, sight)

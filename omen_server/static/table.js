@@ -550,6 +550,8 @@
           document.title = `${panel.dataset.status ? `${panel.dataset.status} · ` : ""}${$("h1", panel).textContent} · omen`;
           announce(panel);
           $("#gm-extra").hidden = panel.dataset.seat !== "gm";
+          $("#keys").hidden = panel.dataset.seat === "spectator"; // it answers nothing (a streamer's audience read
+          // "E ends the turn": a tester)
           showDiceMode();
           if (panel.dataset.seat === "gm" && panel.dataset.seedRevealed === "yes" && verifiedAt !== head) {
             await verify();

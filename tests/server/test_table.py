@@ -555,6 +555,28 @@ def test_an_abilitys_deferred_cost_owed_is_on_its_owners_list_until_it_settles(t
     assert "badge warn owed" not in fragment(table, alice)  # no next turn comes for it to settle at (a tester)
 
 
+def test_a_spectators_chips_say_their_sides_as_the_gms_do_from_what_it_sees(table: Any) -> None:
+    """A spectator (a streamer's TV) tells the teams apart: each chip it sees names its side and is coloured by it,
+    as the GM's are (four chips alike: a tester); the colours come from the sides of the chips it sees, in the order
+    they joined, so a hidden combatant of a side of its own, joined first, changes none of them (nothing a seat
+    receives may depend on what it may not see); a player's chips stay marked foe and yours, not by side."""
+    shade = {**sheet("skarn"), "id": "shade", "name": "Shade", "side": "shadows"}
+    seen = []
+    for hidden in ([], ["shade"]):
+        table.create(fight_id=f"tv{len(hidden)}", combatants=[shade, sheet("kael"), sheet("vesh")], hidden=hidden)
+        watcher = table.client.post(f"/fights/tv{len(hidden)}/seats", headers=table.auth(),
+                                    json={"kind": "spectator", "name": "TV"}).json()["token"]
+        page = fragment(table, watcher, f"tv{len(hidden)}")
+        seen.append(re.findall(r'<li class="chip[^"]*side-(\d)"[^>]*data-id="(\w+)"', page))
+        assert '<span class="badge side-name">wardens</span>' in page and \
+            '<span class="badge side-name">raiders</span>' in page
+    assert [pair for pair in seen[0] if pair[1] != "shade"] != [] and ("0", "shade") in seen[0]
+    assert sorted(seen[1]) == [("0", "kael"), ("1", "vesh")], seen  # shade hidden: kael's side first of those seen
+    alice = table.client.post("/fights/tv1/seats", headers=table.auth(),
+                              json={"kind": "player", "name": "Alice", "combatants": ["kael"]}).json()["token"]
+    assert "side-name" not in fragment(table, alice, "tv1")
+
+
 def test_the_gm_makes_an_abilitys_name_public_from_the_page(table: Any) -> None:
     """C37 (an ability's name is its owner's; docs/rulings.md): the GM's page lists every ability by name with a box
     each, ticked where the settings' ``reveal_effects`` made it public (it could be done over the API alone: a GM
