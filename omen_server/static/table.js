@@ -329,7 +329,16 @@
 
     // a tablet turned (or a window resized) keeps the turn's chip in the column's view (it kept the column's old
     // scroll, and the turn's chip was above it: a tablet tester)
-    window.addEventListener("resize", () => showTurn());
+    window.addEventListener("resize", () => { showTurn(); padForBar(); });
+
+    // A control focused (Tab, a refusal, a box brought into view) is scrolled clear of the turn's bar pinned at the
+    // page's foot: the page's scroll padding is the bar's height (a fixed 6rem was shorter than a bar three or four
+    // lines high, a long name's End turn at large text, and a focused Attack sat under it: a low-vision tester).
+    function padForBar() {
+      const bar = $(".turn-bar");
+      const pinned = bar && getComputedStyle(bar).position === "sticky" ? bar.getBoundingClientRect().height : 0;
+      document.documentElement.style.scrollPaddingBottom = `${Math.max(96, Math.ceil(pinned) + 16)}px`;
+    }
 
     // Whether the turn's chip is whole within the initiative column's view (where that column scrolls).
     function turnShown() {
@@ -553,6 +562,7 @@
           $("#keys").hidden = panel.dataset.seat === "spectator"; // it answers nothing (a streamer's audience read
           // "E ends the turn": a tester)
           showDiceMode();
+          padForBar();
           if (panel.dataset.seat === "gm" && panel.dataset.seedRevealed === "yes" && verifiedAt !== head) {
             await verify();
           }

@@ -791,6 +791,74 @@ def test_an_interrupts_answers_fit_a_phones_first_screen_and_a_surplus_face_is_s
         server.stop()
 
 
+def test_large_text_on_a_small_phone_gives_one_answer_a_row_and_focus_clear_of_the_turn_bar(tmp_path: Path) -> None:
+    """A 320 x 568 phone: at double-size text (the page's own root size doubled) the Interrupt's answers stand one a
+    row, each the box's width (two a row were forced, and "Let it pass" broke as "Let/it/pas/s": a low-vision
+    tester); at its own size they stay two a row. On Kael's turn, a name long enough to make the pinned End turn bar
+    three lines high, the page's scroll padding is that bar's height and more, so the Attack button focused by
+    the keyboard stands clear of it (a fixed 6rem left it under the bar)."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    try:
+        gm_token, alice_token = _manual_fight(server, "big", ("kael", "skarn"), "Alice", "kael")
+        _skarn_attacks_kael(server, "big", gm_token)
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                context = browser.new_context(viewport={"width": 320, "height": 568}, is_mobile=True, has_touch=True,
+                                              bypass_csp=True)
+                alice = context.new_page()
+                alice.goto(f"http://127.0.0.1:{server.port}/table/big#token={alice_token}")
+                alice.wait_for_selector("#decision form.answer")
+                widths = alice.evaluate("[...document.querySelectorAll('#decision form.answer')].map("
+                                        "f => f.getBoundingClientRect().width / f.parentElement.clientWidth)")
+                assert len(widths) == 3 and max(widths) < 0.6, widths  # two a row at its own size
+                alice.add_style_tag(content="html{font-size:200%}")
+                widths = alice.evaluate("[...document.querySelectorAll('#decision form.answer')].map("
+                                        "f => f.getBoundingClientRect().width / f.parentElement.clientWidth)")
+                assert min(widths) > 0.9, widths  # one a row: each the box's width
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+    (tmp_path / "long").mkdir()
+    long_name = Server(tmp_path / "long")
+    try:
+        sheets = bundled_sheets()
+        kael = {**sheets["kael"], "name": "Kaelthariondras Arden-Whitmore of the Seventeenth Northern Watch"}
+        status, made = long_name.call("POST", "/fights", {"id": "long", "dice": "seeded",
+                                                          "combatants": [kael, sheets["vesh"]]})
+        assert status == 201, made
+        status, seat = long_name.call("POST", "/fights/long/seats", {"kind": "player", "name": "Alice",
+                                                                     "combatants": ["kael"]}, made["gm_token"])
+        assert status == 201, seat
+        status, _ = long_name.call("POST", "/fights/long/commands",
+                                   {"command": {"command": "roll_initiative"}}, made["gm_token"])
+        assert status == 201
+        if long_name.call("GET", "/fights/long/options", token=made["gm_token"])[1]["options"]["turn"] != "kael":
+            long_name.call("POST", "/fights/long/commands", {"command": {"command": "end_turn", "who": "vesh"}},
+                           made["gm_token"])
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                alice = browser.new_context(viewport={"width": 320, "height": 568}).new_page()
+                alice.goto(f"http://127.0.0.1:{long_name.port}/table/long#token={seat['token']}")
+                alice.wait_for_selector(".turn-bar")
+                bar = alice.locator(".turn-bar").bounding_box()
+                padding = alice.evaluate("parseFloat(document.documentElement.style.scrollPaddingBottom)")
+                assert bar is not None and bar["height"] > 96 and padding >= bar["height"] + 16, (bar, padding)
+                attack = alice.locator("#turn-commands form[data-command=declare_attack] button[type=submit]")
+                attack.focus()
+                box, top = attack.bounding_box(), alice.locator(".turn-bar").bounding_box()
+                assert box is not None and top is not None and box["y"] + box["height"] <= top["y"], (box, top)
+            finally:
+                browser.close()
+    finally:
+        long_name.stop()
+
+
 def _seeded_duel(server: Server, fight: str) -> tuple[str, str]:
     """A seeded fight of the bundled Kael and Vesh, Alice's seat playing Kael: the GM's token and Alice's."""
     sheets = bundled_sheets()
