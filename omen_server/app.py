@@ -46,11 +46,13 @@ from omen_core.dice import (
 )
 from omen_core.errors import (
     BadInput,
+    ChainBroken,
     ConcurrencyError,
     ContentError,
     InvalidCommand,
     InvalidDieFace,
     KeyReused,
+    LogCorrupted,
     RuleViolation,
     StoreUnavailable,
     UnknownCombatant,
@@ -827,35 +829,34 @@ class Fights:
         the new events folded from the state held, the whole fight walked again after an undo). Hold its
         lock."""
         fight = self._loaded.get(fight_id)
-        if fight is not None and not self._still(fight_id, fight):
+        if fight is not None and not self._caught_up(fight_id, fight):
             self._forget_fight(fight_id)  # another fight under the id now (retired and created again elsewhere)
             fight = None
         if fight is None:
             fight = Fight.load(self.store, fight_id)
             fight.dice = self.dice_for(fight_id, fight.state.seed_commitment)
             self._loaded[fight_id] = fight
-        else:
-            fight.catch_up()
-            if isinstance(fight.dice, SeededDice) and fight.dice.commitment != fight.state.seed_commitment:
-                fight.dice = self.dice_for(fight_id, fight.state.seed_commitment)  # another server revealed (C42)
+        elif isinstance(fight.dice, SeededDice) and fight.dice.commitment != fight.state.seed_commitment:
+            fight.dice = self.dice_for(fight_id, fight.state.seed_commitment)  # another server revealed (C42)
         return fight
 
-    def _still(self, fight_id: str, fight: Fight) -> bool:
-        """Whether the store still holds the fight this process loaded: its log no shorter, and what was appended
-        since continuing its hash chain. A log the operator retired and whose id was created again (through another
-        process or server) is another fight: the state held was served to the new fight's seats, and once the new
-        log grew past the old one's length every read was a broken chain (an operator tester)."""
-        now = self.store.version(fight_id)
-        if now <= fight.version:
-            return now == fight.version
-        events = self.store.read(fight_id, fight.version)
-        try:
-            first = next(events, None)
-        finally:
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()
-        return first is None or first.prev_hash == fight.state.last_hash
+    def _caught_up(self, fight_id: str, fight: Fight) -> bool:
+        """Take in what another process appended to the fight held (``catch_up``), and say whether the store still
+        holds that fight: its log no shorter, its last event the one held where it is as long (the store's
+        ``head``, one look where ``version`` was one), and what was appended since continuing the held hash chain.
+        A log the operator retired and whose id was created again elsewhere is another fight: the state held was
+        served to the new fight's seats, then a broken chain (an operator tester), or at the same length, for
+        good (a reviewer)."""
+        head = getattr(self.store, "head", None)
+        now, last = head(fight_id) if head is not None else (self.store.version(fight_id), None)
+        if now < fight.version or (now == fight.version and last is not None and last != fight.state.last_hash):
+            return False
+        if now > fight.version:
+            try:
+                fight.catch_up()
+            except (ChainBroken, LogCorrupted):  # the next event does not continue the chain held: another fight
+                return False
+        return True
 
     def dice_for(self, fight_id: str, pledge: str | None) -> SeededDice | None:
         """The seeded dice of a fight: the kept seed that hashes to the commitment the dice are drawn under now (the
@@ -1014,8 +1015,8 @@ class Fights:
     def index(self, fight_id: str) -> SeatIndex:
         """What the views need of a fight's log (:class:`~omen_server.views.SeatIndex`), kept up to date as it grows
         (hold the fight's lock)."""
+        version = self.fight(fight_id).version  # first: a fight found replaced forgets its index (a reviewer)
         index = self._indexes.setdefault(fight_id, SeatIndex())
-        version = self.fight(fight_id).version
         if index.version < version:
             for rec in self.store.read(fight_id, index.version):
                 if rec.seq > version:

@@ -270,10 +270,11 @@ class Keep:
             row = self._db.execute("select store from bound").fetchone()
         return None if row is None else str(row[0])
 
-    def fight_ids(self, limit: int = 64) -> list[str]:
-        """Some of the fights this keep holds seats of (at most ``limit``), for a binding's check."""
+    def fight_ids(self) -> list[str]:
+        """The fights this keep holds seats of, the one whose seat was made last first (a binding's check looks
+        until it finds one the store holds: an old keep's first fights are the likeliest to be archived)."""
         with self._lock:
-            rows = self._db.execute("select distinct fight_id from seats limit ?", (limit,)).fetchall()
+            rows = self._db.execute("select fight_id from seats group by fight_id order by max(rowid) desc").fetchall()
         return [str(r[0]) for r in rows]
 
     def bind(self, store: str, *, rebind: bool = False) -> None:
@@ -793,8 +794,9 @@ def store_identity(store: EventStore) -> str | None:
     if isinstance(store, PostgresStore):  # by its name, as a file is: not the URL as typed (a password, a host
         from psycopg.conninfo import conninfo_to_dict  # written otherwise: another "store", an operator tester)
 
-        try:
-            name = str(conninfo_to_dict(store.db.url).get("dbname") or "")
+        try:  # (no dbname: libpq's default, the user's name)
+            given = conninfo_to_dict(store.db.url)
+            name = str(given.get("dbname") or given.get("user") or "")
         except Exception:
             name = where
         return f"the PostgreSQL database {name or where!r}"

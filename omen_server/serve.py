@@ -59,12 +59,20 @@ def server_keep(store: EventStore, keep: str | None, default: str, *, rebind: bo
     return kept
 
 
+def _holds(store: EventStore, fight_id: str) -> bool:
+    """Whether the store holds a fight, a log of it that cannot be read (torn, corrupt) included: it is there."""
+    try:
+        return store.version(fight_id) > 0
+    except OmenError:
+        return True
+
+
 def _holds_some(store: EventStore, kept: Keep, identity: str) -> None:
     """A keep not bound yet (made before keeps were bound) that holds seats is bound to this store only if the store
     holds one of their fights: else it is another store's keep (an older omen's keep was bound to the first store
     that opened it, an empty one too: an operator tester)."""
     fights = kept.fight_ids()
-    if fights and not any(store.version(f) for f in fights):
+    if fights and not any(_holds(store, f) for f in fights):
         shown = ", ".join(repr(f) for f in fights[:3]) + (", ..." if len(fights) > 3 else "")
         raise BadInput(f"{kept.path}: this keep holds the seats of fights {identity} does not hold ({shown}): it is "
                        "another store's keep; give this store its own with --keep PATH, or, if this store is the "

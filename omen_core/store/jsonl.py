@@ -241,14 +241,19 @@ class JsonlStore:
 
     def version(self, fight_id: str) -> int:
         """The seq of the fight's last event, 0 if it has none; :class:`TornTail` on a torn file."""
+        return self.head(fight_id)[0]
+
+    def head(self, fight_id: str) -> tuple[int, str | None]:
+        """The seq and hash of the fight's last event ((0, None) if it has none), from its last line alone:
+        whether a fight held in memory is still the one stored (a log of the same length, another fight's)."""
         if not self._known(fight_id):
-            return 0
+            return 0, None
         path = self._path(fight_id)
         with _guard(path):
             with _locked(path, shared=True):
                 tail = _read_tail(path)
             self._refuse_torn(path, tail, fight_id)
-            return self._last_state(path, fight_id, tail)[0]
+            return self._last_state(path, fight_id, tail)
 
     def fights(self) -> list[str]:
         """The stored fight ids, sorted (at most one in single-file mode)."""

@@ -73,6 +73,12 @@ class MemoryStore:
         with self._lock:
             return len(self._streams.get(fight_id, ()))
 
+    def head(self, fight_id: str) -> tuple[int, str | None]:
+        """The seq and hash of the fight's last event ((0, None) if it has none)."""
+        with self._lock:
+            stream = self._streams.get(fight_id, ())
+            return (len(stream), stream[-1].hash) if stream else (0, None)
+
     def fights(self) -> list[str]:
         """The stored fight ids, sorted."""
         with self._lock:

@@ -467,6 +467,11 @@ class PostgresStore:
             row = conn.execute("SELECT max(seq) FROM events WHERE fight_id = %s", (fight_id,)).fetchone()
         return int(row[0] or 0)
 
+    def head(self, fight_id: str) -> tuple[int, str | None]:
+        """The seq and hash of the fight's last event ((0, None) if it has none)."""
+        with self.db.connection() as conn:
+            return self._last_state(conn, fight_id)
+
     def fights(self) -> list[str]:
         """The stored fight ids, sorted (byte order); a row naming a fight by something that is no fight id is
         corruption."""

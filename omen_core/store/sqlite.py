@@ -215,6 +215,11 @@ class SqliteStore:
         """Close the store."""
         self.close()
 
+    def head(self, fight_id: str) -> tuple[int, str | None]:
+        """The seq and hash of the fight's last event ((0, None) if it has none)."""
+        with self._lock, db_guard(self._path):
+            return self._last_state(fight_id)
+
     # -- helpers ------------------------------------------------------------------------
 
     def _last_state(self, fight_id: str) -> tuple[int, str | None]:

@@ -830,6 +830,16 @@ class TestTokens:
             grown = b.client.get("/fights/reuse/options", headers=a.auth())
             assert grown.status_code == 200, grown.text
             assert grown.json()["head"]["seq"] == store.version("reuse")
+            # a log created again as long as the one B holds (never played past its set-up): B sees the new head
+            # too, and a command through B is decided on it (it kept the old one for good: a reviewer)
+            a.create("same")
+            assert b.client.get("/fights/same/options", headers=a.auth()).json()["head"]["seq"] == 3
+            for made in (tmp_path / "logs").glob("same.jsonl*"):
+                made.unlink() if made.is_file() else None
+            new = a.create("same")
+            seen = b.client.get("/fights/same/options", headers=a.auth()).json()
+            assert seen["head"] == new["head"], (seen["head"], new["head"])
+            assert b.command({"command": "roll_initiative"}, "same", token=a.gm).status_code == 201
 
     def test_an_unknown_fight_is_404(self, table: Any) -> None:
         """A token cannot name a fight that does not exist (403 for another fight's token); a missing path 404."""

@@ -288,6 +288,22 @@ class TestBoundToItsStore:
         server_keep(own, str(tmp_path / "old.keep.db"), "").close()
         assert Keep(str(tmp_path / "old.keep.db")).bound() == "the SQLite database 'omen.db'"
 
+    def test_a_keep_whose_first_fights_are_all_archived_is_still_its_stores(self, tmp_path: Path) -> None:
+        """An older keep of a long-lived server: its 70 first fights archived (gone from the store), its last one
+        there: the store holds one of its fights, so the keep is bound to it (the check looked at 64 fights in no
+        order and refused: a reviewer)."""
+        from omen_core import Fight, ManualDice
+
+        (tmp_path / "fights").mkdir()
+        store = JsonlStore(tmp_path / "fights")
+        Fight.start(store, "zz-live", dice=ManualDice(), combatants=[])
+        keep = Keep(str(tmp_path / "fights.keep.db"))
+        for i in range(70):
+            keep.add_seat(f"aa-old{i:02d}", "gm")
+        keep.add_seat("zz-live", "gm")
+        keep.close()
+        server_keep(store, str(tmp_path / "fights.keep.db"), "").close()
+
     def test_the_default_keep_of_a_store_written_with_a_dot_is_beside_it(self) -> None:
         """``fights/.`` and ``./fights/`` are the directory ``fights``: its keep is ``fights.keep.db`` beside it (it
         was ``fights/..keep.db``, a hidden file inside the store: an operator tester)."""

@@ -108,6 +108,16 @@ class TestVersionAndFights:
         store.append(FIGHT, events[1:], 1)
         assert store.version(FIGHT) == 4
 
+    def test_head_is_the_last_events_seq_and_hash(self, store: EventStore) -> None:
+        """``head`` (each of omen's stores has it; a server compares it with the fight it holds) is the seq and hash
+        of the last stored event, (0, None) for a fight with none."""
+        assert store.head(FIGHT) == (0, None)  # type: ignore[attr-defined]
+        events = make_events(FIGHT, 4)
+        store.append(FIGHT, events[:1], 0)
+        assert store.head(FIGHT) == (1, events[0].hash)  # type: ignore[attr-defined]
+        store.append(FIGHT, events[1:], 1)
+        assert store.head(FIGHT) == (4, events[3].hash)  # type: ignore[attr-defined]
+
     def test_fights_lists_stored_fights(self, store: EventStore) -> None:
         """``fights`` is empty at first, then lists the appended fight."""
         assert store.fights() == []
