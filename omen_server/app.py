@@ -815,9 +815,7 @@ class Fights:
         were built from (the heads by seq, the seat index, the set-up's end), none of which the new fight shares."""
         for held in (self._views, self._heads, self._indexes, self._setups, self._loaded, self.appended):
             held.pop(fight_id, None)
-        for key, (seat, _at) in list(self._seats.items()):
-            if seat.fight_id == fight_id:
-                self._seats.pop(key, None)
+        self.forget_seats(fight_id)
 
     def lock(self, fight_id: str) -> threading.RLock:
         """The lock of one fight."""

@@ -1241,7 +1241,7 @@ def _saver(staged: StagedView, state: FightState) -> str | None:
     return saves[0] if len(saves) > 1 else None
 
 
-def _staged_for(staged: StagedView | None, names: Mapping[str, str], state: FightState | None = None) -> str:
+def _staged_for(staged: StagedView | None, names: Mapping[str, str], state: FightState) -> str:
     """What the dice a staged command waits for are (a pass lets the action it answers go on: its dice, "Ana Thorne's
     hit", or the passer's own base defense against it; a turn's end, a condition's: "Brin Hollowmere's Burning
     damage"; a die opposing a save, the saver's: "Vesh the Cinder-Hand's die against Kael Arden's save"): each
@@ -1249,7 +1249,7 @@ def _staged_for(staged: StagedView | None, names: Mapping[str, str], state: Figh
     its own sake (a Dodge's die, an attack's hit)."""
     if staged is None or not staged.rolls:
         return ""
-    saver = _saver(staged, state) if state is not None else None
+    saver = _saver(staged, state)
     command = str(staged.command.get("command", ""))
     actor = staged.command.get(PLAYER_COMMANDS.get(command, "who"))
     own = all(r.roller == actor for r in staged.rolls)
@@ -1261,13 +1261,9 @@ def _staged_for(staged: StagedView | None, names: Mapping[str, str], state: Figh
                                          for r in staged.rolls)
     if command != "pass_reaction" and own and not opposing and not any(r.about for r in staged.rolls):
         return ""  # said as what they are ("Brin Hollowmere's hit", not the defense's; a tick's die, not "End turn")
-
-    def words(roller: str, purpose: str, about: str | None) -> str:
-        if purpose == "save" and not about and saver is not None and roller != saver:  # (it read "Vesh's save",
-            return f"die against {names.get(saver, 'someone')}'s save"  # as if Vesh saved: a tester)
-        return purpose_words(purpose, about)
-    said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {words(r.roller, r.purpose, r.about)}"
-                         for r in staged.rolls)
+    # a die opposing a save said as such (it read "Vesh's save", as if Vesh saved: a tester)
+    said = dict.fromkeys(f"{names.get(r.roller, 'someone')}'s {purpose_words(r.purpose, about)}"
+                         for r, about in zip(staged.rolls, _abouts(staged.rolls, names, saver), strict=True))
     return ", ".join(said)
 
 

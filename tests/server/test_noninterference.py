@@ -144,8 +144,9 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
     Poisoned (save ends, C40: Kael in world A, Brin in world B; the applier's die opposes its save), whether the
     GM's engagement of Kael names the hidden Skarn beside Vesh (Alice, Bob and the spectator are given the same
     events, state, options and table fragment in both, opaque values aside); and, in a third world, the name and id
-    of the ability Kael uses, whose deferred cost (C41) settles at his next turn's start (the same to Bob and the
-    spectator: it is Kael's, C37, and Alice's to know); and, in world B, the hidden combatant's id and name (Grot, not
+    of the ability Kael uses, whose deferred cost (C41) settles at his next turn's start, and the Will it costs (1 or
+    2: a cost's amount in Will was public, and the table page said "Kael spends 2 Will" to every seat: a reviewer)
+    (the same to Bob and the spectator: it is Kael's, C37, and Alice's to know); and, in world B, the hidden combatant's id and name (Grot, not
     Skarn), Kael being Prone until the end of its next turn in every world (C40: a seat's `until` names no
     combatant it does not see, `"of": null`, its page "another combatant")."""
     from litestar.testing import TestClient
@@ -159,11 +160,11 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
 
     ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
 
-    def world(fight_id: str, applier: str, others: list[str], ability: tuple[str, str], hidden: str = "skarn"
-              ) -> dict[str, Transcript]:
+    def world(fight_id: str, applier: str, others: list[str], ability: tuple[str, str], hidden: str = "skarn",
+              will: int = 1) -> dict[str, Transcript]:
         used = decode_content(
             f'[abilities.{ability[0]}]\nname = "{ability[1]}"\nuse = "bonus_action"\ntarget = "self"\n'
-            'effects = [{ kind = "heal", to = "actor", flat = 1 }]\n'
+            f'cost = {{ will = {will} }}\neffects = [{{ kind = "heal", to = "actor", flat = 1 }}]\n'
             'deferred = { at = "start_of_next_turn", effects = [{ kind = "damage", to = "actor", flat = 3, '
             'damage_type = "arcane" }] }\n', AbilityLibrary, source="a.toml", fmt="toml").get(ability[0])
         sheets = [msgspec.structs.replace(plain("kael", hp=20), abilities=(used,)), plain("brin"),
@@ -201,7 +202,7 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
     with TestClient(create_app(MemoryStore(), Keep(":memory:"))) as client:
         a = world("sec-a", "kael", ["vesh", "skarn"], ("blood_price", "Blood Price"))
         b = world("sec-b", "brin", ["vesh"], ("blood_price", "Blood Price"), hidden="grot")
-        c = world("sec-c", "kael", ["vesh", "skarn"], ("iron_tithe", "Iron Tithe"))
+        c = world("sec-c", "kael", ["vesh", "skarn"], ("iron_tithe", "Iron Tithe"), will=2)
     for seat in ("alice", "bob", "watcher"):
         difference = first_difference(a[seat], b[seat])
         assert difference is None, f"{seat}: {difference}"
