@@ -146,8 +146,8 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
     events, state, options and table fragment in both, opaque values aside); and, in a third world, the name and id
     of the ability Kael uses, whose deferred cost (C41) settles at his next turn's start, and the Will it costs (1 or
     2: a cost's amount in Will was public, and the table page said "Kael spends 2 Will" to every seat: a reviewer)
-    (the same to Bob and the spectator: it is Kael's, C37, and Alice's to know); and, in world B, the hidden combatant's id and name (Grot, not
-    Skarn), Kael being Prone until the end of its next turn in every world (C40: a seat's `until` names no
+    (the same to Bob and the spectator: it is Kael's, C37, and Alice's to know); and, in world B, the hidden
+    combatant's id and name (Grot, not Skarn), Kael being Prone until the end of its next turn in every world (C40: a seat's `until` names no
     combatant it does not see, `"of": null`, its page "another combatant")."""
     from litestar.testing import TestClient
 
