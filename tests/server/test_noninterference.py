@@ -139,16 +139,16 @@ def test_no_seat_can_tell_two_worlds_apart_with_a_hidden_combatant_among_the_oth
 
 
 def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_list_nor_an_owners_ability() -> None:
-    """Three secrets the random plans do not vary, each found by a tester as a difference a seat could see, in
-    two worlds of one manual-dice fight given the same commands but for them: who applied the hidden Skarn's
-    Poisoned (save ends, C40: Kael in world A, Brin in world B; the applier's die opposes its save), whether the
-    GM's engagement of Kael names the hidden Skarn beside Vesh (Alice, Bob and the spectator are given the same
-    events, state, options and table fragment in both, opaque values aside); and, in a third world, the name and id
-    of the ability Kael uses, whose deferred cost (C41) settles at his next turn's start, and the Will it costs (1 or
-    2: a cost's amount in Will was public, and the table page said "Kael spends 2 Will" to every seat: a reviewer)
-    (the same to Bob and the spectator: it is Kael's, C37, and Alice's to know); and, in world B, the hidden
-    combatant's id and name (Grot, not Skarn), Kael being Prone until the end of its next turn in every world (C40: a seat's `until` names no
-    combatant it does not see, `"of": null`, its page "another combatant")."""
+    """Three secrets the random plans do not vary, each found by a tester as a difference a seat could see, in two
+    worlds of one manual-dice fight given the same commands but for them: who applied the hidden Skarn's Poisoned
+    (save ends, C40: Kael in world A, Brin in world B; the applier's die opposes its save), whether the GM's
+    engagement of Kael names the hidden Skarn beside Vesh (Alice, Bob and the spectator are given the same events,
+    state, options and table fragment in both, opaque values aside); and, in a third world, the name and id of the
+    ability Kael uses, whose deferred cost (C41) settles at his next turn's start, and the Will it costs (1 or 2: a
+    cost's amount in Will was public, and the table page said "Kael spends 2 Will" to every seat: a reviewer) (the
+    same to Bob and the spectator: it is Kael's, C37, and Alice's to know); and, in world B, the hidden combatant's
+    id and name (Grot, not Skarn), Kael being Prone until the end of its next turn in every world (C40: a seat's
+    `until` names no combatant it does not see, `"of": null`, its page "another combatant")."""
     from litestar.testing import TestClient
 
     from omen_core import MemoryStore
