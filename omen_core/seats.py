@@ -24,7 +24,7 @@ from .state import FightState, Lasting
 
 __all__ = ["SeatKind", "HpDisplay", "HP_BANDS", "PLAYER_COMMANDS", "PLAYER_ACTIONS", "GM_ARGUMENTS", "gm_arguments",
            "player_may_act", "NAMING_FIELDS", "names_in", "HpBand", "hp_band", "actor_of", "Sight", "sight_of",
-           "hidden_from_players", "scrub", "typed_in", "seat_options", "CombatantView", "combatant_views",
+           "hidden_from_players", "scrub", "typed_in", "seat_options", "seen_cost", "CombatantView", "combatant_views",
            "PUBLIC_GEAR_NAMES", "gear_fields"]
 
 #: The kinds of seat at a table: the GM (sees everything), a player (its own combatants), a spectator.
@@ -312,6 +312,25 @@ def _seen_roll(roll: DiceRoll, sight: Sight) -> bool:
 DICE_UNSAID = frozenset({"declare_attack", "react", "use_ability"})
 
 
+#: An amount a cost in words takes of a combatant's own pools (``2 Will``, ``3 HP``; a deferred heal's ``3 HP healed``
+#: is what the ability does, seen as it happens, not a cost).
+_POOL_AMOUNT = re.compile(r"\b\d+ (Will|HP)\b(?! healed)")
+
+
+def seen_cost(words: str, payers: Iterable[str], sight: Sight) -> str:
+    """A cost in words (``1 Action and 2 Will``; a decision's, per answer) as the seat of ``sight`` sees it, when
+    ``payers`` pay it: whole to the GM and to a seat that plays every payer; to any other seat an amount of Will
+    reads ``some Will`` (a combatant's Will is its owner's, as ``cost_paid``'s amount is: a decision's public cost
+    told every seat what the payer's Will went down by, after that amount was made the owner's: a reviewer), and
+    one of HP ``some HP`` unless the fight's HP display shows numbers. Actions and Bonus Actions stay as they are
+    (their use is seen at the table)."""
+    payers = tuple(payers)
+    if sight.gm or (payers and all(sight.owns(who) for who in payers)):
+        return words
+    return _POOL_AMOUNT.sub(lambda m: m.group(0) if m.group(1) == "HP" and sight.hp == "exact"
+                            else f"some {m.group(1)}", words)
+
+
 def seat_options(options: Options, sight: Sight) -> Options:
     """What this seat may do now: the GM every offer; a player the offers of its own combatants among the commands a
     player gives (:data:`PLAYER_COMMANDS`; before the rounds, no action of its own: :func:`player_may_act`), with
@@ -342,7 +361,8 @@ def seat_options(options: Options, sight: Sight) -> Options:
         named = waiting.answers != ("answer_decision",) or any(sight.owns(w) for w in waiting.who) \
             or waiting.title in sight.public_effects
         waiting = Waiting(kind=waiting.kind if named else "decision", title=waiting.title if named else "a decision",
-                          rule=waiting.rule, who=who, answers=waiting.answers, cost=waiting.cost if named else "",
+                          rule=waiting.rule, who=who, answers=waiting.answers,
+                          cost=seen_cost(waiting.cost, waiting.who, sight) if named else "",
                           resumes=waiting.resumes if named else "",
                           action=waiting.action) if who or not waiting.who else None
     budgets: tuple[Budget, ...] = tuple(

@@ -84,6 +84,7 @@ from omen_core.seats import (
     player_may_act,
     scrub,
     seat_options,
+    seen_cost,
     sight_of,
     typed_in,
 )
@@ -205,7 +206,7 @@ EVENT_VIEWS: dict[str, dict[str, Rule]] = {
     "catch_answered": {**_ACTION, "who": "name", "caught": "public"},
     "decision_opened": {**_ACTION, "decision": "custom", "hook": "public", "responders": "all_names",
                         "choices": "public", "rule": "public", "title": "custom", "labels": "custom",
-                        "costs": "public"},
+                        "costs": "custom"},
     "decision_answered": {**_ACTION, "decision": "custom", "who": "name", "choice": "public", "label": "custom"},
     "decision_closed": {**_ACTION, "decision": "custom", "responders": "all_names"},
     "combatant_left": {"who": "name", "reason": "public", "note": "gm"},
@@ -561,6 +562,13 @@ def _decision_label(payload: dict[str, Any], sight: Sight) -> Any:
     return payload.get("label") if _decision_named(payload, sight) else _WITHHELD
 
 
+def _decision_costs(payload: dict[str, Any], sight: Sight) -> Any:
+    """Each answer's cost (public: the table sees the fight wait on it), an amount of Will or HP as the responders'
+    pools are seen (:func:`omen_core.seats.seen_cost`)."""
+    return tuple(seen_cost(str(cost), [str(who) for who in payload.get("responders", ())], sight)
+                 for cost in payload.get("costs", ()))
+
+
 def _effect_resolved(payload: dict[str, Any], sight: Sight) -> Any:
     """A resolved save's effect (its name): as :func:`_effect_name` says; outside any action it is a condition's
     save (save ends, C40), and a condition's name is public."""
@@ -577,6 +585,7 @@ _CUSTOM: dict[tuple[str, str], Custom] = {
     ("decision_opened", "decision"): _decision_kind,
     ("decision_opened", "title"): _decision_title,
     ("decision_opened", "labels"): _decision_labels,
+    ("decision_opened", "costs"): _decision_costs,
     ("decision_answered", "decision"): _decision_kind,
     ("decision_answered", "label"): _decision_label,
     ("decision_closed", "decision"): _decision_kind,

@@ -209,3 +209,59 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
     for seat in ("bob", "watcher"):
         difference = first_difference(a[seat], c[seat])
         assert difference is None, f"{seat}: {difference}"
+
+
+def test_no_other_seat_can_tell_how_much_will_an_npcs_public_ability_costs() -> None:
+    """A combatant's Will is its owner's (C41's costs; ``cost_paid``'s amount is withheld): Vesh's triggered Hex Guard
+    (at attack.declared, C38) costs 1 Will in world A and 2 in world B, the GM having made its name public; Kael
+    attacks Vesh, Vesh uses it. Alice (Kael's), Bob (Brin's) and the spectator are given the same events, state,
+    options and table fragment in both (the decision's costs read "some Will" to them: they were public)."""
+    from litestar.testing import TestClient
+
+    from omen_core import MemoryStore
+    from omen_core.content import AbilityLibrary, decode_content
+    from omen_server import create_app
+    from omen_server.keep import Keep
+    from tests.server.noninterference import Transcript
+    from tests.sheets import sheet as plain
+
+    def world(fight_id: str, will: int) -> dict[str, Transcript]:
+        guard = decode_content(
+            '[abilities.hex_guard]\nname = "Hex Guard"\nuse = "trigger"\n'
+            'trigger = { moment = "attack.declared", owner = "target" }\n'
+            f'cost = {{ will = {will} }}\neffects = [{{ kind = "modifier", total = "defense", value = 1 }}]\n',
+            AbilityLibrary, source="a.toml", fmt="toml").get("hex_guard")
+        sheets = [plain("kael"), plain("brin"), msgspec.structs.replace(plain("vesh", side="raiders"),
+                                                                        abilities=(guard,))]
+        made = client.post("/fights", json={"id": fight_id, "dice": "manual", "hp_display": "banded",
+                                            "combatants": [msgspec.to_builtins(s) for s in sheets]})
+        assert made.status_code == 201, made.text
+        gm = {"Authorization": f"Bearer {made.json()['gm_token']}"}
+        public = client.post(f"/fights/{fight_id}/settings", headers=gm, json={"reveal_effects": ["Hex Guard"]})
+        assert public.status_code == 200, public.text
+        seats = {}
+        for name, plays in (("alice", ["kael"]), ("bob", ["brin"]), ("watcher", [])):
+            answer = client.post(f"/fights/{fight_id}/seats", headers=gm, json={
+                "kind": "player" if plays else "spectator", "name": name.title(), "combatants": plays})
+            seats[name] = {"Authorization": f"Bearer {answer.json()['token']}"}
+        transcripts = {name: Transcript(fight_id) for name in seats}
+        commands: list[dict[str, Any]] = [
+            {"command": "roll_initiative", "dice": [6, 5, 4]},
+            {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True},
+            {"command": "answer_decision", "decision": "hex_guard", "who": "vesh", "choice": "use", "dice": [4, 4, 2]},
+        ]
+        for command in commands:
+            answer = client.post(f"/fights/{fight_id}/commands", headers=gm, json={"command": command})
+            assert answer.status_code == 201, (command, answer.text)
+            for name, auth in seats.items():
+                for path in ("events?after=0", "state", "options", "table"):
+                    transcripts[name].add(path, client.get(f"/fights/{fight_id}/{path}", headers=auth))
+        gm_events = client.get(f"/fights/{fight_id}/events?after=0", headers=gm).json()["events"]
+        assert any(e["type"] == "cost_paid" and e["event"]["amount"] == will for e in gm_events), gm_events
+        return transcripts
+
+    with TestClient(create_app(MemoryStore(), Keep(":memory:"))) as client:
+        a, b = world("will-a", 1), world("will-b", 2)
+    for seat in ("alice", "bob", "watcher"):
+        difference = first_difference(a[seat], b[seat])
+        assert difference is None, f"{seat}: {difference}"

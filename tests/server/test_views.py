@@ -455,6 +455,58 @@ def test_an_npcs_triggered_ability_is_named_only_to_its_owner_and_where_the_gm_m
     assert present(seen_event(opened, public).event)["title"] == "Riposte"
 
 
+def test_an_abilitys_will_cost_is_its_owners_even_where_the_decision_is_public() -> None:
+    """A combatant's Will is its owner's (C41 costs; ``cost_paid``'s amount is withheld): Kael attacks Vesh, whose
+    Evasive Footwork (1 Will, at attack.declared, C38) opens a decision. Kael's player, the GM having made the name
+    public, sees the decision and that using it costs Will, "some Will", in the event (``costs`` named in
+    ``withheld``) and in its options' ``waiting.cost``; Vesh's seat and the GM see "1 Will"; "free" is free."""
+    from omen_core import ScriptedDice
+    from omen_core.events import DecisionOpened
+    from omen_core.seats import seat_options
+    from tests.sheets import sheet
+
+    vesh = msgspec.structs.replace(sheet("vesh", side="raiders"), abilities=("evasive_footwork",))
+    fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice([3, 3, 4, 4]), clock=lambda: 0,
+                        combatants=[sheet("kael"), vesh])
+    fight.attack("kael", "vesh", unarmed=True)
+    opened = next(r for r in fight.events if isinstance(r.event, DecisionOpened))
+    assert isinstance(opened.event, DecisionOpened) and list(opened.event.costs) == ["1 Will", "free"]
+    index = dict(found for rec in fight.events if (found := participants_of(rec)) is not None)
+    alice = sight_of("player", ("kael",), fight.state, (), "exact", index, {}, public_effects=["Evasive Footwork"])
+    seen = seen_event(opened, alice)
+    assert present(seen.event)["title"] == "Evasive Footwork"
+    assert list(present(seen.event)["costs"]) == ["some Will", "free"] and "costs" in seen.withheld
+    waiting = seat_options(fight.options(), alice).waiting
+    assert waiting is not None and "some Will" in waiting.cost and "1 Will" not in waiting.cost, waiting
+    for own in (_sight(fight, own=("vesh",)), _sight(fight, kind="gm", own=())):
+        whole = seen_event(opened, own)
+        assert list(present(whole.event)["costs"]) == ["1 Will", "free"] and "costs" not in whole.withheld
+        told = seat_options(fight.options(), own).waiting
+        assert told is not None and "1 Will" in told.cost, told
+
+
+@pytest.mark.parametrize(("hp", "words"), [("exact", "1 Action and 2 HP and some Will"),
+                                           ("banded", "1 Action and some HP and some Will"),
+                                           ("hidden", "1 Action and some HP and some Will")])
+def test_a_cost_in_words_shows_hp_as_the_hp_display_does_and_will_to_the_payers_seat(hp: Any, words: str) -> None:
+    """``seen_cost``: an amount of HP in a cost reads as the fight's HP display shows HP (a number only where it is
+    exact), of Will only to the seat that plays every payer (and the GM); Actions stay; a deferred heal's "3 HP
+    healed" is what the ability does, not a cost, and stays."""
+    from omen_core import ScriptedDice
+    from omen_core.seats import seen_cost
+    from tests.sheets import sheet
+
+    fight = Fight.start(MemoryStore(), "duel", dice=ScriptedDice([]), clock=lambda: 0,
+                        combatants=[sheet("kael"), sheet("vesh", side="raiders")])
+    cost = "1 Action and 2 HP and 3 Will"
+    assert seen_cost(cost, ["vesh"], _sight(fight, own=("kael",), hp=hp)) == words
+    assert seen_cost(cost, ["vesh"], _sight(fight, own=("vesh",), hp=hp)) == cost
+    assert seen_cost(cost, ["vesh", "kael"], _sight(fight, own=("vesh",), hp="exact")) != cost
+    assert seen_cost(cost, ["vesh"], _sight(fight, kind="gm", own=(), hp=hp)) == cost
+    assert seen_cost("free now; then 3 HP healed at the start of next turn (C41)", ["vesh"],
+                     _sight(fight, own=("kael",), hp=hp)).endswith("3 HP healed at the start of next turn (C41)")
+
+
 def test_the_damage_an_npcs_ability_deals_back_is_named_only_to_its_owner() -> None:
     """Vesh's Riposte (C37, C38) deals 1d6 to Kael, the attacker, within Kael's own attack: Kael's player sees the
     damage land (its type, the HP it costs) but not its source (the ability's name) nor its terms (Vesh's die),
