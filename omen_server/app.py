@@ -218,12 +218,26 @@ class SettingsChange(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     physical: Ids | None = None
 
 
+#: A seat's name as the table reads it (``by`` in its commands, the GM's list of seats): no control character nor
+#: bidirectional control nor line separator, as a combatant's or an ability's name (:data:`omen_core.content.Name`):
+#: U+202E in a seat's name reversed what the GM's page showed after it (a tester); empty for no name.
+SeatName = Annotated[str, msgspec.Meta(
+    max_length=MAX_NAME,
+    pattern=r"^[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]*$(?!\n)",
+    description=f"a seat's name: up to {MAX_NAME} characters, none of them a control character (C0, C1, DEL) nor a "
+                "bidirectional control (a mark, an embedding, an override such as U+202E, an isolate) nor a line or "
+                "paragraph separator")]
+
+_SEAT_NAME: Any = get_args(SeatName)[1]
+_SEAT_NAME_WORDS = str(_SEAT_NAME.description)
+
+
 class NewSeat(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """A seat the GM makes: a player's (the combatants it plays: at least one) or a spectator's (none), and a
     name for the table (``by`` in the commands it gives)."""
 
     kind: Literal["player", "spectator"]
-    name: Annotated[str, msgspec.Meta(max_length=MAX_NAME)] = ""
+    name: SeatName = ""
     combatants: Ids = ()
 
 
@@ -1717,7 +1731,7 @@ def _invalid(body: bytes, kind: type[T], exc: msgspec.ValidationError) -> T:
     if "[...]" in path:  # a mapping's value: named by its key (``$.notes.vesh``), as content errors are
         with contextlib.suppress(msgspec.DecodeError, RecursionError):
             path = name_keys(msgspec.json.decode(body), kind, path)
-    reason = in_words(reason, {FIGHT_ID.pattern: f"a fight id: {FIGHT_ID_WORDS}"})
+    reason = in_words(reason, {FIGHT_ID.pattern: f"a fight id: {FIGHT_ID_WORDS}", _SEAT_NAME.pattern: _SEAT_NAME_WORDS})
     if exc.__cause__ is not None:  # a check of the decoded value's own (a sheet's weapon ids unique), not a type
         raise Unprocessable(f"{reason} (at {path})", path, "inconsistent",
                             "The request does not hold together") from None

@@ -1230,6 +1230,21 @@ class TestLimits:
         assert answer.status_code == 400 and answer.json()["field"] == "$.combatants"
 
 
+    @pytest.mark.parametrize("name", ["Ana\u202eevil", "Bob\n", "Cy\x07", "Di\u2066x\u2069", "\u061cEd"])
+    def test_a_seats_name_holds_no_control_nor_bidirectional_character(self, table: Any, name: str) -> None:
+        """A seat's name is shown on the GM's page and in its commands' ``by``: a control character, a
+        bidirectional control (U+202E reversed what followed it) or a trailing newline is 400 at $.name, said in
+        words, and no seat is made; a name in any script is taken as given."""
+        table.create()
+        answer = table.client.post("/fights/duel/seats", headers=table.auth(), json={"kind": "spectator",
+                                                                                     "name": name})
+        assert answer.status_code == 400 and answer.json()["field"] == "$.name", answer.text
+        assert "bidirectional control" in answer.json()["detail"] and "regex" not in answer.json()["detail"]
+        assert [seat.kind for seat in table.keep.seats("duel")] == ["gm"]
+        fine = table.client.post("/fights/duel/seats", headers=table.auth(), json={"kind": "spectator",
+                                                                                   "name": "Zoë Ünal"})
+        assert fine.status_code == 201 and fine.json()["seat"]["name"] == "Zoë Ünal"
+
 class TestHead:
     PATHS = ("/", "/table/duel", "/sheets", "/static/table.js", "/fights", "/fights?limit=1", "/fights/duel/seats",
              "/fights/duel/seat", "/fights/duel/settings", "/fights/duel/state", "/fights/duel/options",
