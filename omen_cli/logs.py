@@ -373,7 +373,8 @@ def copy_cmd(
     """Copy fights between stores, every line byte for byte, the chain checked: a fight already in DST is
     completed if it is a prefix of SRC's (nothing to do if it is all there, or there and more), refused (exit 2) if it
     differs or if SRC ends with a torn batch (a JSON Lines log: run omen repair on it first; a database: copy the
-    whole commands before it with --to)."""
+    whole commands before it with --to). It copies the logs alone: a server's keep (seats, tokens, a seed not yet
+    revealed) is not copied, so a server on DST cannot go on serving a copied fight (docs/stores.md, Back-up)."""
     from omen_core.store import MemoryStore
     from omen_core.store.url import creates_file
     from omen_replay.copy import plan_copy, write_copy
