@@ -56,7 +56,9 @@ def conditions_words(conditions: Mapping[str, int], remaining: Mapping[str, int]
 
 
 class StateSummary(msgspec.Struct, frozen=True, kw_only=True):
-    """A fight's state in plain terms: what ``omen replay --json`` prints."""
+    """A fight's state in plain terms: what ``omen replay --json`` prints. ``turn`` is whose turn it is, and once
+    the fight has ended (``ended``) whose turn it was when it ended (C33): ``omen status --json`` and the server's
+    options say no one's (``null``) then. A recorded fixture's fingerprint is of this summary, so it stays so."""
 
     fight_id: str
     title: str
