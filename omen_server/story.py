@@ -537,6 +537,7 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
     titles: dict[int, str] = {}  # an action's decision point's title, where the seat sees it (an ability's name)
     bonuses: dict[str, dict[str, int]] = {}  # the attribute bonuses of the sheets the seat sees, by owner
     gm_answered: set[int] = set()  # the batches of answers the GM gave for the seat's own combatants
+    joined: dict[str, None] = {}  # the sides of the combatants the seat saw join, in the order they joined
     for rec in seen:
         e = rec.event
         if e is None:  # withheld whole: the seat learns that something happened, not what
@@ -563,6 +564,8 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
             card.batches.add(rec.batch)
             continue
         if kind == "combatant_joined":
+            if isinstance(e.get("sheet"), dict) and e["sheet"].get("side"):
+                joined.setdefault(str(e["sheet"]["side"]))
             abilities.update(_abilities_of(e.get("sheet")))
             owing.update(_deferred_of(e.get("sheet"), names))
             bonuses.update(_bonuses_of(e.get("sheet")))
@@ -593,6 +596,12 @@ def story(seen: Iterable[SeenEvent], names: Names, gear: Gear | None = None,
                                                                   "STOOD UP"))
         if kind == "fight_ended" and text and rec.batch not in gm_ends:  # the engine's words on an end it made (C33)
             text = text.replace(". The GM's note: ", ": ", 1)
+        if kind == "fight_ended" and text and e.get("side") and e.get("reason") in ("defeated", "yielded", "fled") \
+                and len(left := [side for side in joined if side != e["side"]]) == 1 \
+                and f"{left[0]} still standing" not in text:  # (the engine's end says so already, C33)
+            # the side still standing, where the seat saw it join (a spectator read the side that lost alone: a
+            # tester); a fight ends on such a reason when one side is left (C33), so it is the one
+            text = text.replace("The fight is over (", f"The fight is over, {left[0]} won (", 1)
         if kind in ("condition_applied", "condition_cleared"):
             changes.append((rec.seq, str(e.get("who")), str(e.get("condition")), kind == "condition_applied"))
             if kind == "condition_applied" and e.get("condition") == "Dying":

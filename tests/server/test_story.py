@@ -259,7 +259,8 @@ def test_an_abilitys_answer_is_said_by_the_abilitys_name_where_the_seat_sees_it(
 def test_the_engines_note_on_an_end_it_made_is_not_called_the_gms() -> None:
     """C33: Vesh, the raiders' only combatant, flees (leave_fight) and the fight ends by itself: the end's card gives
     the engine's note as such; the GM's own end_fight note is still "The GM's note" (the card said so of both;
-    found by a tester)."""
+    found by a tester). A side's yield names the side left standing, the heroes (a spectator read only who lost);
+    the engine's end says "still standing" already, and is not told twice."""
     fight = Fight.start(MemoryStore(), "end", dice=SeededDice(SEED), clock=lambda: 0,
                         combatants=[sheet("kael"), sheet("vesh", side="raiders")])
     fight.roll_initiative()
@@ -270,7 +271,10 @@ def test_the_engines_note_on_an_end_it_made_is_not_called_the_gms() -> None:
                         combatants=[sheet("kael"), sheet("vesh", side="raiders")])
     other.end_fight("yielded", side="raiders", note="Vesh throws down the knife")
     lines = [line for headline, card in cards_for(other, Sight(kind="gm")) for line in (headline, *card)]
-    assert "The fight is over (yielded: raiders). The GM's note: Vesh throws down the knife" in lines
+    assert "The fight is over, heroes won (yielded: raiders). The GM's note: Vesh throws down the knife" in lines
+    unseen = Sight(kind="spectator", hidden=frozenset({"kael"}), sides=frozenset({"raiders"}))
+    ends = [line for headline, card in cards_for(other, unseen) for line in (headline, *card) if "is over" in line]
+    assert ends == ["The fight is over (yielded: raiders)"]  # the heroes unseen: no side named as the winner
 
 
 def test_a_hit_on_a_dying_combatant_says_its_hp_stays_at_0() -> None:

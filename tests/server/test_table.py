@@ -1821,7 +1821,7 @@ class TestTheEnd:
         assert table.command({"command": "end_fight", "reason": "yielded", "side": "raiders",
                               "note": "Vesh throws down the knife"}).status_code == 201
         assert _top_lines(fragment(table, table.gm))[0] == (
-            "The fight is over (yielded: raiders). The GM's note: Vesh throws down the knife")
+            "The fight is over, wardens won (yielded: raiders). The GM's note: Vesh throws down the knife")
         assert table.command({"command": "reveal_seed"}).status_code == 201
         gm, player = fragment(table, table.gm), fragment(table, alice)
         assert _said(gm, '<strong class="ended"', "</strong>") == (
