@@ -133,7 +133,8 @@ def run(
                        "or remove the old one")
 
         def tell(stored: list[StoredEvent]) -> None:
-            appended(stored, f"fight {loaded.settings.id!r} written to {log_url}")
+            if log_url not in KEPT_NOWHERE:  # a fight played in memory keeps nothing: a refusal there wrote nothing
+                appended(stored, f"fight {loaded.settings.id!r} written to {log_url}")  # (it said "memory::")
             written.append(stored)
 
         try:

@@ -1565,6 +1565,8 @@ MEANT: dict[str, tuple[str, str]] = {
     "attack.missed": ("attack.determined", 'a miss is moment = "attack.determined" with outcome = "miss" (C38)'),
     "attack.crit": ("attack.determined", 'a critical hit is moment = "attack.determined" with outcome = "crit" '
                                          '(C38)'),
+    "defender": ("target", 'the one an attack is made on is "target", C38'),
+    "attacked": ("target", 'the one an attack is made on is "target", C38'),
 }
 
 

@@ -438,6 +438,9 @@ class _Explainer(Visitor):
         self.die: tuple[StoredEvent, FightState] | None = None  # a roll no action owns, asked about by its seq
         self.die_counter = 0
         self.landed: tuple[StoredEvent, FightState, list[StoredEvent]] | None = None  # damage outside any action
+        self.command: tuple[StoredEvent, FightState] | None = None  # a command asked about by its seq: the action
+        # its batch declares or answers is explained (the table page numbers an action's card by its command)
+        self.via: StoredEvent | None = None  # that command, once it led to an action
         self.last = 0
 
     def begin(self, walk: Walk) -> None:
@@ -455,6 +458,12 @@ class _Explainer(Visitor):
             raise StopWalk
         self.known.see(rec, before)
         owner = owner_of(rec.event, before, after)
+        if self.command is not None:  # the command asked about: the first action its batch is part of, if any
+            if rec.batch == self.command[0].batch and owner is not None:
+                self.target, self.via, self.command = owner, self.command[0], None
+            elif rec.batch != self.command[0].batch:
+                self.found = self.known.single(*self.command)
+                raise StopWalk
         if owner is not None:
             self.open.setdefault(owner, []).append((rec, before))
         if isinstance(rec.event, AttackDeclared) and rec.event.reacting_to in self.open and owner != \
@@ -478,6 +487,9 @@ class _Explainer(Visitor):
                 if isinstance(rec.event, DamageResolved):  # a tick's or a deferred cost's: what it moves follows
                     self.landed = (rec, before, [])
                     return
+                if isinstance(rec.event, CommandIssued) and rec.batch_size > 1:
+                    self.command = (rec, before)
+                    return
                 self.found = self.known.single(rec, before)
                 raise StopWalk
             self.target = owner
@@ -490,6 +502,8 @@ class _Explainer(Visitor):
             del self.open[declared]
 
     def end(self, state: FightState) -> None:
+        if self.found is None and self.command is not None:
+            self.found = self.known.single(*self.command)
         if self.found is None and self.landed is not None:
             self._explain_landed()
         if self.found is None and self.die is not None:
@@ -502,7 +516,12 @@ class _Explainer(Visitor):
 
     def _explain_target(self) -> None:
         assert self.target is not None
-        self.found = self.known.action(self.open.get(self.target, []))
+        found = self.known.action(self.open.get(self.target, []))
+        if found is not None and self.via is not None and isinstance(self.via.event, CommandIssued):
+            said = (f"seq {self.via.seq} is {_command_told(self.via.event, self.via).partition(': it wrote')[0]}, "
+                    f"part of the action declared at seq {self.target}: that action is explained here")
+            found = msgspec.structs.replace(found, verdicts=(said, *found.verdicts))
+        self.found = found
 
     def _explain_landed(self) -> None:
         assert self.landed is not None

@@ -656,12 +656,16 @@ class TestWhatWasExpected:
         ('use = "free"\ntarget = "self"\n',
          'use = "trigger"\ntrigger = { moment = "attack.damaged", owner = "ally" }\n', "$.abilities.x.trigger.owner",
          "(did you mean 'ally_of_afflicted' or 'ally_of_saver' or 'ally_of_target'?)"),
+        ('use = "free"\ntarget = "self"\n',
+         'use = "trigger"\ntrigger = { moment = "attack.rolled", owner = "defender" }\n', "$.abilities.x.trigger.owner",
+         '(the one an attack is made on is "target", C38)'),
     ])
     def test_a_word_a_gm_writes_for_another_is_told_what_it_stands_for(self, old: str, new: str, path: str,
                                                                       meant: str) -> None:
         """A word omen does not take whose closest spelling would mislead is told what it stands for (a tester's
         `use = "reaction"` was asked "did you mean 'action'?", `moment = "attack.hit"` "'attack.rolled'?"); a word
-        that is part of several values names them all (`owner = "ally"` was asked "'caller'?")."""
+        that is part of several values names them all (`owner = "ally"` was asked "'caller'?"); `owner = "defender"`
+        is told the attack's target is "target" (a tester got the list alone)."""
         assert old in self.LIBRARY
         with pytest.raises(ContentError) as info:
             decode_content(self.LIBRARY.replace(old, new, 1), AbilityLibrary, source="lib.toml", fmt="toml")

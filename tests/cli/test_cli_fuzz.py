@@ -226,7 +226,8 @@ def test_standard_output_to_dev_full_is_a_short_error(workdirs: Callable[[], Pat
 def test_a_scenario_refused_part_way_says_so_with_standard_output_full(tmp_path: Path) -> None:
     """``omen run SCENARIO > /dev/full`` where a command is refused: the refusal (file, line, rule, path) and what
     had been written are said on standard error, exit 3; the story that could not be printed does not hide them
-    (it said only that standard output could not be written; found by a tester)."""
+    (it said only that standard output could not be written; found by a tester). Played in memory (no --log), the
+    refusal is exit 2: nothing was kept (it said omen had written to "memory::")."""
     scenario = tmp_path / "refused.toml"
     scenario.write_text('[fight]\nid = "duel"\ndice = "manual"\n' + "".join(
         f'[[combatants]]\nid = "{who}"\nname = "{who}"\nside = "{side}"\nhp = 30\n'
@@ -239,6 +240,10 @@ def test_a_scenario_refused_part_way_says_so_with_standard_output_full(tmp_path:
     assert done.returncode == 3 and TRACEBACK not in done.stderr, done.stderr
     assert done.stderr.startswith("omen: error: ") and "pass_reaction: [C23] no reaction window is open" in \
         done.stderr and "(at $.commands[1])" in done.stderr and "but omen had written" in done.stderr
+
+    in_memory = omen_process(["run", str(scenario)], tmp_path)  # no --log: played in memory, nothing kept
+    assert in_memory.returncode == 2 and "pass_reaction: [C23]" in in_memory.stderr, in_memory.stderr
+    assert "omen had written" not in in_memory.stderr and "memory:" not in in_memory.stderr  # (said "memory::")
 
 
 @pytest.mark.parametrize("argv", [["run", "deep.toml"], ["run", "/dev/zero"], ["do", "demo.jsonl", "--file",

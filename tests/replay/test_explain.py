@@ -161,6 +161,30 @@ def test_an_attack_still_open_says_what_it_waits_on() -> None:
     assert not any(v.startswith("NOT SETTLED") for v in explain(fight.events, declared(fight)).verdicts)
 
 
+
+def test_a_command_asked_about_by_its_seq_explains_the_action_it_declared() -> None:
+    """The table page numbers an action's card by its command's seq (a tester's player quoted "#105" and got only
+    "command_issued at seq 105 ... explain each"): explaining the seq of a command whose batch declares an action
+    explains that action, the same dice, parts and verdicts as its declaration's seq, saying which seq was asked;
+    a command that declares none (apply_condition) is still told as a command."""
+    from omen_core.events import CommandIssued
+
+    fight = new_fight(sheet("kael"), sheet("skarn", side="raiders"), faces=[5, 4, 2])
+    fight.attack("skarn", "kael", unarmed=True)
+    fight.defend("kael", None)
+    action = declared(fight)
+    command = next(r.batch for r in fight.events if r.seq == action)
+    assert isinstance(next(r for r in fight.events if r.seq == command).event, CommandIssued)
+    by_command, by_action = explain(fight.events, command), explain(fight.events, action)
+    assert (by_command.seq, by_command.kind, by_command.dice, by_command.parts) == \
+        (by_action.seq, by_action.kind, by_action.dice, by_action.parts)
+    assert by_command.verdicts[1:] == by_action.verdicts
+    assert by_command.verdicts[0].startswith(f"seq {command} is the command declare_attack") and \
+        by_command.verdicts[0].endswith(f"part of the action declared at seq {action}: that action is explained here")
+    fight.apply_condition("skarn", "Prone")
+    told = explain(fight.events, fight.events[-1].batch)
+    assert told.kind == "command_issued" and "it wrote" in told.verdicts[0], told
+
 class TestOtherEvents:
     def test_save(self) -> None:
         """A save's two sides add up and the verdict cites C15."""
