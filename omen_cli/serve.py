@@ -44,6 +44,11 @@ def serve(
     rebind_keep: Annotated[bool, typer.Option("--rebind-keep",
                                               help="Bind the keep to this store: this store is the one the keep "
                                                    "was used with, moved or renamed.")] = False,
+    scenario: Annotated[list[str] | None, typer.Option(
+        "--scenario", metavar="FILE",
+        help="Create the fight this scenario file sets up (its [fight] and [[combatants]], abilities from its "
+             "libraries; its commands are left to the table) unless the store holds it, and print its GM's link; "
+             "repeatable.")] = None,
 ) -> None:
     """Serve fights over HTTP: create fights, make seats, read their options, give commands, follow the live
     stream (docs/server.md)."""
@@ -54,6 +59,7 @@ def serve(
     from omen_server.serve import (
         close_all,
         default_keep,
+        found_scenarios,
         port_in_use,
         run,
         run_workers,
@@ -74,6 +80,8 @@ def serve(
         opened = held(server_store(store))
         opened.fights()
         kept = server_keep(opened, keep, default_keep(store), rebind=rebind_keep)
+        founded = found_scenarios(opened, kept, scenario or [], host, port,
+                                  lambda fight_id: wrote(f"fight {fight_id!r} made in {store}", f"made {fight_id}"))
     if isinstance(kept, PostgresKeep):
         keep_path = f"{kept.path} (its keep_* tables)"
     many = f", {workers} worker processes" if workers > 1 else ""
@@ -81,6 +89,8 @@ def serve(
     out.print(f"omen serve: fights of {escape(str(store))} (the keep: {escape(str(keep_path))}{many}); open "
               f"{setup_link(host, port, token)} "
               "to set up a fight; Ctrl-C stops", soft_wrap=True)
+    for line in founded:
+        out.print(escape(line), soft_wrap=True)
     if getattr(opened, "single_file", False):
         say(f"omen: note: {store} is one JSON Lines file, which keeps one fight: serve a directory of logs "
             "(--store fights/) or a database (sqlite:///omen.db) to create several")

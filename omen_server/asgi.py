@@ -180,13 +180,7 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
         body = await request.body()
         spec = _strict(body, CreateFight)
         wholes_within(body)  # a sheet's number past 2**53 - 1 named where the request holds it
-        _check_roster(spec.combatants)
-        _check_words(spec.combatants)
-        known = {sheet.id for sheet in spec.combatants}
-        _check_ids(spec.hidden, known, "hidden")
-        _check_ids(spec.physical, known, "physical")
-        _physical_in(spec.physical, spec.dice)
-        _check_ids({k: v for k, v in spec.notes.items() if k != "fight"}, known, "notes")  # a key: $.notes.who
+        check_creation(spec)
         if idempotency_key is None:
             return await anyio.to_thread.run_sync(create, spec)
         creator = request.headers.get("authorization", "") if create_token is not None else ""
@@ -715,6 +709,30 @@ def _seat_made(made: SeatMade) -> Response[bytes]:
 def _seat_kept(answer: Response[bytes]) -> bytes:
     """What the keep holds for a keyed ``POST seats``: the seat's id alone (its token is never kept)."""
     return msgspec.json.encode({"id": msgspec.json.decode(bytes(answer.content))["id"]})
+
+
+def check_creation(spec: CreateFight) -> None:
+    """What ``POST /fights`` checks of a fight's set-up beyond its schema: the roster (its size, its ids), the words
+    of its sheets, and that ``hidden``, ``physical`` and ``notes`` name combatants it holds."""
+    _check_roster(spec.combatants)
+    _check_words(spec.combatants)
+    known = {sheet.id for sheet in spec.combatants}
+    _check_ids(spec.hidden, known, "hidden")
+    _check_ids(spec.physical, known, "physical")
+    _physical_in(spec.physical, spec.dice)
+    _check_ids({k: v for k, v in spec.notes.items() if k != "fight"}, known, "notes")  # a key: $.notes.who
+
+
+def found_fight(store: EventStore, keep: AnyKeep, spec: CreateFight) -> Created:
+    """Create a fight as ``POST /fights`` does (checked as it checks, its GM's seat and seed in ``keep``), outside
+    any request: ``omen serve --scenario``'s, before the server starts. :class:`Conflict` if the store holds it."""
+    check_creation(spec)
+    fights = Fights(store, keep, staged_view)
+    fight_id = spec.id or _fresh_id(fights)
+    gm_token = new_token("gm")
+    fight = fights.start(fight_id, spec, gm_token)
+    return Created(fight_id=fight_id, gm_token=gm_token, head=head_of(fight),
+                   options=fights.view(fight_id, fight).options)
 
 
 def create_app(store: EventStore, keep: AnyKeep | None = None, *, create_token: str | None = None,

@@ -5,19 +5,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from omen_core.errors import BadInput, OmenError
 from omen_core.store import EventStore, open_store
 
-from .asgi import close_all, create_app
+from .asgi import close_all, create_app, found_fight
 from .guard import new_create_token
 from .keep import AnyKeep, Keep, open_keep, store_identity
 from .limits import MAX_HEADER_BYTES, STORE_TIMEOUT
 
 __all__ = ["serve", "run", "run_workers", "close_all", "app_from_environment", "default_keep", "server_store",
-           "server_keep", "setup_link", "configure_logging", "main", "CREATE_VARIABLE"]
+           "server_keep", "setup_link", "configure_logging", "main", "CREATE_VARIABLE", "scenario_spec",
+           "found_scenarios"]
 
 DEFAULT_STORE = "sqlite:///omen.db"
 #: The environment variable an operator may set to the creation token (``--create-token`` takes it too).
@@ -96,6 +97,75 @@ def setup_link(host: str, port: int, create_token: str) -> str:
     return f"http://{where}:{port}/#create={create_token}"
 
 
+def _origin(host: str, port: int) -> str:
+    """The address a link to this server opens from its own machine (``0.0.0.0`` opens at loopback)."""
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    where = f"[{host}]" if ":" in host else host
+    return f"http://{where}:{port}"
+
+
+def scenario_spec(path: str) -> tuple[Any, list[str]]:
+    """The ``POST /fights`` body a scenario file sets up (docs/server.md, "A fight written as a scenario"): its id,
+    title, ruleset (if it names one) and combatants, each ability its libraries write out in its sheet, seeded dice
+    (the server's own seed) or manual (a scripted or manual scenario: each command carries its faces); and what of
+    the scenario the server leaves out, in words (its commands, its seed)."""
+    from omen_replay.scenario import load_scenario
+
+    from .app import CreateFight
+
+    loaded = load_scenario(path, seeded_elsewhere=True)
+    settings = loaded.settings
+    spec = CreateFight(id=settings.id, title=settings.title, dice="seeded" if settings.dice == "seeded" else "manual",
+                       ruleset=loaded.ruleset if settings.ruleset else None, combatants=loaded.combatants)
+    left: list[str] = []
+    if loaded.steps:
+        left.append(f"its {len(loaded.steps)} command{'s' if len(loaded.steps) != 1 else ''} (the table gives "
+                    "them)")
+    if settings.seed or settings.next_seeds:
+        left.append("its seed (the server draws its own and keeps it until the GM reveals it, C42)")
+    return spec, left
+
+
+def found_scenarios(store: EventStore, keep: AnyKeep, paths: Sequence[str], host: str, port: int,
+                    made: Callable[[str], None] = lambda fight_id: None) -> list[str]:
+    """Create the fight of each scenario file (``omen serve --scenario``), unless the store holds its id already;
+    the lines to print: each new fight's GM link (its token, shown this once), or why it was not made. A scenario
+    that cannot be read, or whose set-up ``POST /fights`` would refuse, raises (:class:`BadInput`, its file named),
+    before any of them is created; ``made`` is told the id of each fight made, as it is made."""
+    specs: list[tuple[Any, list[str], str]] = []
+    for path in paths:
+        try:
+            spec, left = scenario_spec(path)
+        except OmenError as exc:
+            if isinstance(exc, BadInput) and str(path) in str(exc):
+                raise
+            raise BadInput(f"--scenario {path}: {exc}") from None
+        if any(spec.id == other.id for other, _l, _p in specs):
+            raise BadInput(f"--scenario {path}: fight {spec.id!r} is set up by an earlier --scenario too")
+        specs.append((spec, left, path))
+    lines = []
+    for spec, left, path in specs:
+        if store.version(spec.id):
+            lines.append(f"{path}: the store holds fight {spec.id!r} already; not made again (its GM's link was "
+                         "given when it was made)")
+            continue
+        try:
+            made_fight = found_fight(store, keep, spec)
+        except OmenError as exc:
+            raise BadInput(f"--scenario {path}: {exc}") from None
+        except Exception as exc:  # the request's checks (an HTTP 4xx's detail): said as a refusal of the file
+            detail = getattr(exc, "detail", None)
+            if detail is None:
+                raise
+            raise BadInput(f"--scenario {path}: {detail}") from None
+        made(made_fight.fight_id)
+        said = f"; left out: {'; '.join(left)}" if left else ""
+        lines.append(f"{path}: fight {made_fight.fight_id!r} made ({len(spec.combatants)} combatants{said}); the "
+                     f"GM's table, its token shown this once: {_origin(host, port)}/table/{made_fight.fight_id}"
+                     f"#token={made_fight.gm_token}")
+    return lines
+
+
 def port_in_use(host: str, port: int) -> str | None:
     """Why ``host:port`` cannot be listened on now (another server holds it, an address not this machine's), or
     None: tried before anything is opened or printed, so that a port taken is said before a store is made or a
@@ -130,14 +200,19 @@ def configure_logging(fmt: str = "console", level: str = "warning") -> None:
 
 
 def serve(store_url: str = DEFAULT_STORE, host: str = "127.0.0.1", port: int = 8000, keep: str | None = None,
-          log_level: str = "warning", create_token: str | None = None, *, rebind_keep: bool = False) -> None:
+          log_level: str = "warning", create_token: str | None = None, *, rebind_keep: bool = False,
+          scenarios: Sequence[str] = ()) -> None:
     """Serve the fights of ``store_url`` until interrupted; ``create_token``: the token ``POST /fights`` needs
     (made up and printed in the set-up link if None); ``rebind_keep`` as ``omen serve --rebind-keep``. The link is
-    printed once the store and its keep are open (it was printed before a keep refused)."""
+    printed once the store and its keep are open (it was printed before a keep refused); ``scenarios``: the
+    scenario files whose fights are made first, as ``omen serve --scenario``'s."""
     store = server_store(store_url)
     kept = server_keep(store, keep, default_keep(store_url), rebind=rebind_keep)
+    founded = found_scenarios(store, kept, scenarios, host, port)
     token = create_token or new_create_token()
     print(f"omen serve: open {setup_link(host, port, token)} to set up a fight", flush=True)
+    for line in founded:
+        print(line, flush=True)
     run(store, kept, host, port, log_level, token)
 
 
@@ -203,11 +278,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "and printed in the set-up link)")
     parser.add_argument("--rebind-keep", action="store_true",
                         help="bind the keep to this store: the one it was used with, moved or renamed")
+    parser.add_argument("--scenario", action="append", default=[], metavar="FILE",
+                        help="create the fight this scenario file sets up, unless the store holds it, and print its "
+                             "GM's link (repeatable)")
     args = parser.parse_args(argv)
     configure_logging()
     try:
         serve(args.store, args.host, args.port, args.keep, create_token=args.create_token,
-              rebind_keep=args.rebind_keep)
+              rebind_keep=args.rebind_keep, scenarios=args.scenario)
     except OmenError as exc:  # one line, exit 2, as omen serve says it (it was a traceback, exit 1: a tester)
         print(f"omen serve: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

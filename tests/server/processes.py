@@ -30,10 +30,11 @@ class Server:
     """``omen serve`` on a free loopback port, over the SQLite store (and its keep) in ``where`` or the store URL
     ``store``; what it prints goes to ``where/server.log`` (a file: a pipe nobody reads could fill and stall
     it). ``setup_link`` is the set-up link it printed, ``create_token`` the creation token in it (made up by the
-    server, or ``create_token`` if given), which :meth:`call` sends with ``POST /fights``."""
+    server, or ``create_token`` if given), which :meth:`call` sends with ``POST /fights``; ``args``: more of
+    ``omen serve``'s arguments."""
 
     def __init__(self, where: Path, timeout: float = 30, workers: int = 1, store: str = "", create_token: str = "",
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, args: tuple[str, ...] = ()):
         self.where, self.port, self.timeout = where, free_port(), timeout
         self.log = where / "server.log"
         start = self.log.stat().st_size if self.log.exists() else 0
@@ -41,7 +42,7 @@ class Server:
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "omen_cli", "serve", "--store", store or f"sqlite:///{where / 'events.db'}",
-                 "--port", str(self.port), "--workers", str(workers), *given], cwd=ROOT, stdout=out,
+                 "--port", str(self.port), "--workers", str(workers), *given, *args], cwd=ROOT, stdout=out,
                 stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
         deadline = time.monotonic() + 30
         while True:

@@ -8,6 +8,7 @@ import contextlib
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import struct
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from omen_core.events import ConditionApplied, FightStarted
+from omen_core.events import CombatantJoined, ConditionApplied, FightStarted
 from omen_core.store import SqliteStore
 from tests.server.processes import ROOT, Server, free_port, keyed_pairs, race
 from tests.server.test_app import sheet
@@ -288,6 +289,7 @@ def test_a_players_stream_sends_new_options_when_the_gm_reveals_a_combatant(serv
     (["--port", "70000"], "--port"),
     (["--keep", "/proc/nope/keep.db"], "/proc/nope/keep.db"),
     (["--store", "memory:", "--workers", "2"], "--workers 2"),
+    (["--scenario", "no-such-scenario.toml"], "no-such-scenario.toml"),
 ])
 def test_serve_refuses_bad_input_at_once(tmp_path: Path, argv: list[str], said: str) -> None:
     """omen serve with a store, a port or a keep it cannot use exits 2 at once with a one-line error naming
@@ -297,6 +299,60 @@ def test_serve_refuses_bad_input_at_once(tmp_path: Path, argv: list[str], said: 
     assert done.returncode == 2, done.stdout + done.stderr
     assert said in done.stdout + done.stderr and "Traceback" not in done.stderr
 
+
+#: A scenario with a library ability (docs/abilities.md) and a command: what ``omen serve --scenario`` makes.
+SCENARIO = """[fight]
+id = "ditch"
+title = "The Goblin Ditch"
+dice = "scripted"
+abilities = ["lib.toml"]
+""" + "".join(f"""[[combatants]]
+id = "{who}"
+name = "{who.title()}"
+side = "{side}"
+hp = 20
+attributes = {{ STR = {{ die = "d8" }}, AGI = {{ die = "d6" }}, INT = {{ die = "d4" }}, RES = {{ die = "d6" }}, \
+FCS = {{ die = "d6" }} }}
+abilities = {abilities}
+""" for who, side, abilities in (("ash", "north", '["hex_guard"]'), ("bo", "south", "[]"))) + """[[commands]]
+command = "roll_initiative"
+dice = [6, 1]
+"""
+LIBRARY = """[abilities.hex_guard]
+name = "Hex Guard"
+use = "trigger"
+trigger = { moment = "attack.declared", owner = "target" }
+cost = { will = 1 }
+effects = [{ kind = "modifier", total = "defense", value = 1 }]
+"""
+
+
+def test_serve_scenario_makes_the_fight_a_scenario_sets_up_and_prints_its_gm_link(tmp_path: Path) -> None:
+    """omen serve --scenario FILE (a GM's prepared encounter, its sheets' abilities from a library): the fight is
+    made before the server starts, its GM's link printed (the token shown this once) and working, its ability written
+    out in the sheet as the library has it, its dice manual (a scripted scenario's commands carry faces), its
+    command left to the table and said so; started again, the fight is not made twice (said so, no link)."""
+    (tmp_path / "lib.toml").write_text(LIBRARY)
+    (tmp_path / "ditch.toml").write_text(SCENARIO)
+    server = Server(tmp_path, args=("--scenario", str(tmp_path / "ditch.toml")))
+    try:
+        said = " ".join(server.log.read_text().split())
+        link = re.search(r"the GM's table, its token shown this once: (http://\S+)/table/ditch#token=(\S+)", said)
+        assert link is not None and "left out: its 1 command (the table gives them)" in said, said
+        status, state = server.call("GET", "/fights/ditch/state", token=link[2])
+        assert status == 200 and [c["id"] for c in state["combatants"]] == ["ash", "bo"], state
+        assert state["dice"] == "manual" and state["phase"] == "setup"
+    finally:
+        server.stop()
+    store = SqliteStore(tmp_path / "events.db")
+    ash = next(r.event.sheet for r in store.read("ditch") if isinstance(r.event, CombatantJoined)
+               and r.event.sheet.id == "ash")
+    store.close()
+    assert [a.name for a in ash.written_abilities()] == ["Hex Guard"]
+    again = Server(tmp_path, args=("--scenario", str(tmp_path / "ditch.toml")))
+    again.stop()
+    said = " ".join(again.log.read_text().split())
+    assert "the store holds fight 'ditch' already; not made again" in said and said.count("#token=") == 1
 
 def test_a_single_file_store_says_it_keeps_one_fight_and_a_second_is_409(tmp_path: Path) -> None:
     """omen serve --store duel.jsonl: the banner notes that one file keeps one fight; a second POST /fights is 409
