@@ -31,7 +31,16 @@ from litestar.types import ASGIApp
 
 from omen_core import Fight, OmenError, SeededDice
 from omen_core.commands import AnswerDecision, Command, Join, RevealSeed, StartFight, Undo
-from omen_core.content import CombatantSheet, Ruleset, decode_content, in_words, name_keys, reason_and_path
+from omen_core.content import (
+    AbilityLibrary,
+    CombatantSheet,
+    Ruleset,
+    decode_content,
+    in_words,
+    name_keys,
+    reason_and_path,
+    with_abilities,
+)
 from omen_core.decisions import OPTIONS_HINT
 from omen_core.dice import (
     FacesNeeded,
@@ -168,11 +177,17 @@ class ContentText(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """Content written as a GM writes it for ``omen run`` (docs/content.md), to read before ``POST /fights``:
     ``kind`` ``sheets`` (one sheet, or several as ``[[combatants]]`` tables) or ``ruleset`` (a whole ruleset);
     ``text`` the TOML; ``name`` what its errors call it (``kael.toml``; default ``the pasted sheets`` or ``the
-    pasted ruleset``)."""
+    pasted ruleset``); with sheets, ``abilities``, a library the sheets list abilities of by id. Several sheet
+    files pasted one after another, each under its own ``[[combatants]]`` line, are read one by one.)"""
 
     kind: Literal["sheets", "ruleset"]
     text: str
     name: Annotated[str, msgspec.Meta(max_length=200)] = ""
+    abilities: str = ""
+    """With ``sheets``: an ability library in TOML (``[abilities.<id>]``, docs/abilities.md, as a scenario's
+    ``abilities`` file), each ability a sheet lists by id that it writes out written into that sheet."""
+    abilities_name: Annotated[str, msgspec.Meta(max_length=200)] = ""
+    """What the library's errors call it (``party-abilities.toml``; default ``the pasted abilities``)."""
 
 
 class ContentRead(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -1684,20 +1699,58 @@ def read_pasted(given: ContentText) -> ContentRead:
     $.hp)``; of several sheets, ``$.combatants[1].hp``). What a fight's rules refuse of a sheet (a damage type its
     ruleset lacks, C14) is ``POST /fights``'s to say: it does not know the ruleset here."""
     source = given.name or f"the pasted {given.kind}"
+    if given.kind == "ruleset" and (given.abilities or given.abilities_name):
+        raise Unprocessable("an ability library goes with sheets (kind sheets), not with a ruleset", "$.abilities",
+                            "invalid-content", "The content does not validate")
     try:
         if given.kind == "ruleset":
             return ContentRead(kind="ruleset", ruleset=decode_content(given.text, Ruleset, source=source, fmt="toml"))
-        try:
-            several = "combatants" in msgspec.toml.decode(given.text)
-        except (msgspec.DecodeError, RecursionError):
-            several = False  # decode_content names the line
-        if several:
-            roster = decode_content(given.text, _Roster, source=source, fmt="toml")
-            return ContentRead(kind="sheets", sheets=roster.combatants)
-        return ContentRead(kind="sheets", sheets=(decode_content(given.text, CombatantSheet, source=source,
-                                                                 fmt="toml"),))
+        sheets = _pasted_sheets(given.text, source)
     except ContentError as exc:
         raise Unprocessable(str(exc), "$.text", "invalid-content", "The content does not validate") from None
+    if given.abilities.strip():
+        try:
+            library = decode_content(given.abilities, AbilityLibrary,
+                                     source=given.abilities_name or "the pasted abilities", fmt="toml")
+        except ContentError as exc:
+            raise Unprocessable(str(exc), "$.abilities", "invalid-content", "The content does not validate") from None
+        sheets = tuple(with_abilities(sheet, library) for sheet in sheets)
+    return ContentRead(kind="sheets", sheets=sheets)
+
+
+def _pasted_sheets(text: str, source: str) -> tuple[CombatantSheet, ...]:
+    """The sheets of a paste: one sheet, several as ``[[combatants]]`` tables, or several sheet files pasted one
+    after another, each under a ``[[combatants]]`` line of its own (their ``[attributes]`` then read as the whole
+    paste's, written twice: a GM pasted three files so, as the page invites, and was refused), read one by one,
+    each error at its line of the paste."""
+    try:
+        several = "combatants" in msgspec.toml.decode(text)
+    except msgspec.DecodeError as exc:
+        files = _sheet_files(text)
+        if files and "twice" in str(exc):
+            return tuple(decode_content(part, CombatantSheet, source=source, fmt="toml") for part in files)
+        several = False  # decode_content names the line
+    except RecursionError:
+        several = False
+    if several:
+        return decode_content(text, _Roster, source=source, fmt="toml").combatants
+    return (decode_content(text, CombatantSheet, source=source, fmt="toml"),)
+
+
+#: A ``[[combatants]]`` line: where a pasted sheet file begins.
+_SHEET_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*combatants[ \t]*\]\][ \t]*(#.*)?$")
+
+
+def _sheet_files(text: str) -> list[str]:
+    """The sheet files of a paste, each under its own ``[[combatants]]`` line, each as the text of one sheet file
+    with the lines before it blank (so that its errors name their lines in the paste); none if anything but blank
+    lines and comments comes before the first."""
+    lines = text.split("\n")
+    starts = [n for n, line in enumerate(lines) if _SHEET_HEADER.match(line)]
+    if not starts or any(line.strip() and not line.lstrip().startswith("#") for line in lines[:starts[0]]):
+        return []
+    ends = [*starts[1:], len(lines)]
+    return ["\n" * (start + 1) + "\n".join(lines[start + 1:end]) for start, end in zip(starts, ends, strict=True)]
 
 
 def wholes_within(body: bytes) -> None:

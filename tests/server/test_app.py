@@ -1432,6 +1432,44 @@ class TestContent:
             assert answer.status_code == 200, answer.text
             assert [(s["id"], s["hp"]) for s in answer.json()["sheets"]] == [("kael", 24), ("vesh", 16)]
 
+    def test_sheet_files_pasted_one_after_another_are_read_one_by_one(self) -> None:
+        """Three sheet files pasted one after another, each under its own ``[[combatants]]`` line as the page
+        invites (their ``[attributes]`` tables then clash as TOML: a GM was refused, "written twice"), come back
+        as three sheets; an error in the second names its line in the paste and its field."""
+        table = Table()
+        with table.client:
+            files = [f'[[combatants]]\nid = "{who}"\nname = "{who.title()}"\nside = "x"\nhp = 5\n[attributes]\n'
+                     + _ATTRIBUTES for who in ("ana", "bo", "cy")]
+            answer = table.client.post("/content", json={"kind": "sheets", "text": "# the party\n" + "".join(files)})
+            assert answer.status_code == 200, answer.text
+            assert [s["id"] for s in answer.json()["sheets"]] == ["ana", "bo", "cy"]
+            bad = "".join(files).replace('hp = 5', 'hp = 0').replace('hp = 0', 'hp = 5', 1)
+            answer = table.client.post("/content", json={"kind": "sheets", "text": bad})
+            line = 1 + len(files[0].splitlines()) + 4
+            assert answer.status_code == 422 and answer.json()["detail"] == \
+                f"the pasted sheets:{line}: Expected `int` >= 1 (at $.hp)", answer.text
+
+    def test_an_ability_library_writes_out_the_abilities_the_sheets_list(self) -> None:
+        """With ``abilities`` (a library, as a scenario's ``abilities`` file), each ability a pasted sheet lists by
+        id is written out in the sheet (a GM's served fight had no way to take a library: docs/abilities.md), and a
+        fight made of it starts; an error in the library is 422 at ``$.abilities`` naming the library's line."""
+        library = ('[abilities.hex_guard]\nname = "Hex Guard"\nuse = "trigger"\n'
+                   'trigger = { moment = "attack.declared", owner = "target" }\ncost = { will = 1 }\n'
+                   'effects = [{ kind = "modifier", total = "defense", value = 1 }]\n')
+        text = 'id = "ana"\nname = "Ana"\nside = "x"\nhp = 5\nabilities = ["hex_guard"]\n[attributes]\n' + _ATTRIBUTES
+        table = Table()
+        with table.client:
+            answer = table.client.post("/content", json={"kind": "sheets", "text": text, "abilities": library})
+            assert answer.status_code == 200, answer.text
+            [ana] = answer.json()["sheets"]
+            assert [a["name"] for a in ana["abilities"]] == ["Hex Guard"]
+            made = table.client.post("/fights", json={"combatants": [ana, sheet("vesh")]})
+            assert made.status_code == 201, made.text
+            answer = table.client.post("/content", json={"kind": "sheets", "text": text, "abilities_name": "lib.toml",
+                                                         "abilities": library.replace("value = 1", "value = x")})
+            assert answer.status_code == 422 and answer.json()["field"] == "$.abilities", answer.text
+            assert answer.json()["detail"].startswith("lib.toml:6: "), answer.text
+
     def test_a_ruleset_is_read_whole(self) -> None:
         """The shipped core ruleset, pasted as TOML, comes back equal to the ruleset omen loads."""
         from omen_core.content import CORE_RULESET
