@@ -309,8 +309,10 @@ def _defense_choice(state: FightState, defender: str, window: Any, choice: Choic
 
 def _strike(state: FightState, who: str, weapon: str | None) -> str:
     n = strike_bonus(state, who, weapon)
-    damage = (f"damage d{n.primary_sides} {_signed(n.damage_bonus, 'bonus')} {_signed(n.weapon_damage, 'WD')}"
-              if weapon else f"damage d{n.primary_sides} (unarmed)")
+    # the damage reuses the hit's primary dice (C12): "damage d10 + 2 bonus" read as a roll of its own (a tester)
+    damage = (f"damage the same d{n.primary_sides} {_signed(n.damage_bonus, 'bonus')} "
+              f"{_signed(n.weapon_damage, 'WD')} (C12)" if weapon else f"damage the same d{n.primary_sides} (unarmed, "
+                                                                      "C12)")
     return f"hit d{n.primary_sides} {n.attribute} + d{n.fcs_sides} FCS {_signed(n.hit_bonus, 'bonus')}; {damage}"
 
 
