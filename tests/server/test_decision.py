@@ -234,8 +234,10 @@ def test_two_responders_strikes_each_say_their_own_numbers() -> None:
     offered = options(fight.state)
     assert offered.waiting is not None and offered.waiting.who == ("brin", "kael")
     found = decision_facts(fight.state, offered.waiting, list(offered.offers), GM)
-    assert found.choices[("react", "brin", 0)].adds == "hit d4 STR + d6 FCS + 0 bonus; damage the same d4 (unarmed, C12)"
-    assert found.choices[("react", "kael", 0)].adds == "hit d8 STR + d6 FCS + 2 bonus; damage the same d8 (unarmed, C12)"
+    assert found.choices[("react", "brin", 0)].adds == \
+        "hit d4 STR + d6 FCS + 0 bonus; damage the same d4 (unarmed, C12)"
+    assert found.choices[("react", "kael", 0)].adds == \
+        "hit d8 STR + d6 FCS + 2 bonus; damage the same d8 (unarmed, C12)"
 
 
 def test_an_active_defense_says_what_conditions_took_off_its_bonus() -> None:
