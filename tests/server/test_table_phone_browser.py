@@ -1,0 +1,120 @@
+"""The table page on a phone in a real browser (390x844, and 320 px at 200 % text), one fight per test on one
+``omen serve``: where the focus and the screen go when another seat acts, a refused face said beside its field, a
+choice a select cuts said whole, a long title cut, and the pinned End turn kept short (phone testers' findings).
+
+Headless Debian Chromium driven by Playwright; skipped where Chromium is missing, unless OMEN_REQUIRE_BROWSER is
+set (then a missing browser fails).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from omen_server.table import bundled_sheets
+from tests.browser import chromium as find_chromium
+from tests.browser import launch
+from tests.server.processes import Server
+from tests.server.test_table_browser import Watch
+from tests.server.test_tracker_page_browser import PHONE, origin_of, page_of, seat
+
+#: A 320 px phone (or 1280 px at 400 % zoom), its text at 200 %: set on the page's root (the policy allows no
+#: style element, and the style sheet sizes the page in rem).
+SMALL = {"viewport": {"width": 320, "height": 568}, "has_touch": True, "is_mobile": True}
+LONG_KAEL = "Kaelthariondras Arden-Whitmore of the Northern Watch"
+LONG_VESH = "Vesh the Cinder-Hand, Warlock of the Ashen Vale"
+LONG_SWORD = "Longsword of the Ember Ford Wardens, notched and old"
+LONG_TITLE = ("The Battle at Ember Ford: Kael and Brin hold the crossing against Vesh the Cinder-Hand and Skarn "
+              "Gutterjaw as the river rises and the night comes down on the wardens' last camp")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One ``omen serve`` for the module's tests (each makes a fight of its own)."""
+    made = Server(tmp_path_factory.mktemp("serve"))
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the module's tests."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = find_chromium()
+    with sync_playwright() as pw:
+        launched = launch(pw, chromium)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def long_fight(server: Server, fight_id: str, dice: str = "seeded") -> tuple[str, str]:
+    """A fight of long names (Kael's, his sword's, Vesh's) and a long title, Kael, Vesh and Skarn, initiative rolled
+    with Kael first, Alice playing Kael: the GM's token and Alice's."""
+    sheets = bundled_sheets()
+    kael = {**sheets["kael"], "name": LONG_KAEL,
+            "weapons": [{**sheets["kael"]["weapons"][0], "name": LONG_SWORD}]}
+    vesh = {**sheets["vesh"], "name": LONG_VESH}
+    status, made = server.call("POST", "/fights", {"id": fight_id, "title": LONG_TITLE, "dice": dice,
+                                                   "combatants": [kael, vesh, sheets["skarn"]]})
+    assert status == 201, made
+    gm = str(made["gm_token"])
+    alice = seat(server, fight_id, gm, "Alice", "kael")
+    status, answer = server.call("POST", f"/fights/{fight_id}/commands",
+                                 {"command": {"command": "roll_initiative", "dice": [6, 1, 1]}}, token=gm)
+    assert status == 201 and answer["options"]["turn"] == "kael", answer
+    return gm, alice
+
+
+def phone(browser: Any, watch: Watch, server: Server, fight_id: str, token: str, large: bool = False) -> Any:
+    """The seat's page on a phone: 390x844, or 320x568 at 200 % text (``large``)."""
+    page = page_of(browser, watch, origin_of(server), fight_id, token, **(SMALL if large else PHONE))
+    if large:
+        # (set after the page opened: a resize has it measure its bars again, as a zoom would)
+        page.evaluate("document.documentElement.style.fontSize = '200%'; dispatchEvent(new Event('resize'))")
+        page.wait_for_timeout(100)
+    return page
+
+
+def moved(page: Any, head: str) -> None:
+    """Wait until the page shows a head other than ``head`` and is not busy."""
+    page.wait_for_function(f"() => document.querySelector('.table-panel').dataset.head !== '{head}' "
+                           "&& !document.body.dataset.busy")
+    page.wait_for_timeout(200)
+
+
+#: Where the screen ends for what the page brings into sight: above the turn's bar pinned at the foot (the page's
+#: scroll padding).
+FOOT = "innerHeight - parseFloat(document.documentElement.style.scrollPaddingBottom || '96')"
+
+
+
+
+def test_end_turn_reads_end_turn_on_one_line_and_names_whose_to_a_screen_reader(server: Server,
+                                                                                 browser: Any) -> None:
+    """On Alice's phone (390 px, and 320 px at 200 % text), on the turn of Kael's 52-character name, the pinned
+    button reads "End turn" on one line, the bar under a quarter of the screen (it repeated the name over five lines,
+    over half of the small screen), and a screen reader hears "End turn: " and the name."""
+    _gm, alice = long_fight(server, "endturn")
+    watch = Watch(origin_of(server))
+    for large in (False, True):
+        page = phone(browser, watch, server, "endturn", alice, large=large)
+        button = page.locator("form.end-turn button[type=submit]")
+        shown = button.evaluate("b => [...b.childNodes].filter(n => n.tagName !== 'KBD').map(n => n.textContent)"
+                                ".join('').trim()")
+        assert shown == "End turn"
+        assert page.get_by_role("button", name=f"End turn: {LONG_KAEL}").count() == 1
+        lines = button.evaluate("b => { const r = document.createRange(); const t = [...b.childNodes].find(n => "
+                                "n.nodeType === 3 && n.textContent.trim()); r.selectNodeContents(t); "
+                                "return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; }")
+        assert lines == 1
+        bar = page.locator(".turn-bar").bounding_box()
+        assert bar is not None and bar["height"] < page.viewport_size["height"] / 4, bar
+        page.context.close()
+    assert watch.errors == [] and watch.outside == [], watch.errors
