@@ -329,7 +329,11 @@
 
     // a tablet turned (or a window resized) keeps the turn's chip in the column's view (it kept the column's old
     // scroll, and the turn's chip was above it: a tablet tester)
-    window.addEventListener("resize", () => { showTurn(); padForBar(); });
+    window.addEventListener("resize", () => {
+      showTurn();
+      padForBar();
+      showTitle();
+    });
 
     // A control focused (Tab, a refusal, a box brought into view) is scrolled clear of the turn's bar pinned at the
     // page's foot: the page's scroll padding is the bar's height (a fixed 6rem was shorter than a bar three or four
@@ -338,6 +342,20 @@
       const bar = $(".turn-bar");
       const pinned = bar && getComputedStyle(bar).position === "sticky" ? bar.getBoundingClientRect().height : 0;
       document.documentElement.style.scrollPaddingBottom = `${Math.max(96, Math.ceil(pinned) + 16)}px`;
+    }
+
+    // A long title is cut to two lines (the style sheet; 200 characters at 200 % text on a 320 px phone filled the
+    // first screen, the turn below it: a tester): "Whole title" is offered where it is cut, and the title,
+    // once opened, stays whole across the table's swaps.
+    let titleWhole = false;
+    function showTitle() {
+      const title = $("#fight-title");
+      const more = $("#title-more");
+      if (!title || !more) return;
+      title.classList.toggle("whole", titleWhole);
+      more.hidden = !titleWhole && title.scrollHeight <= title.clientHeight + 1;
+      more.setAttribute("aria-expanded", String(titleWhole));
+      more.textContent = titleWhole ? "Shorter title" : "Whole title";
     }
 
     // Whether the turn's chip is whole within the initiative column's view (where that column scrolls).
@@ -563,6 +581,7 @@
           // "E ends the turn": a tester)
           showDiceMode();
           padForBar();
+          showTitle();
           if (panel.dataset.seat === "gm" && panel.dataset.seedRevealed === "yes" && verifiedAt !== head) {
             await verify();
           }
@@ -1207,6 +1226,11 @@
       (control || goal).focus({ preventScroll: true });
     });
     shell.addEventListener("click", (event) => {
+      if (event.target.closest("#title-more")) {
+        titleWhole = !titleWhole;
+        showTitle();
+        return;
+      }
       // a chip's "+": Apply a condition opened on that combatant, the condition's select next (a Foundry GM applies
       // one from the token: a GM tester counted seven steps from the strip)
       const add = event.target.closest("button.cond-add");

@@ -18,7 +18,7 @@ from tests.browser import chromium as find_chromium
 from tests.browser import launch
 from tests.server.processes import Server
 from tests.server.test_table_browser import Watch
-from tests.server.test_tracker_page_browser import PHONE, origin_of, page_of, seat
+from tests.server.test_tracker_page_browser import PHONE, head_now, origin_of, page_of, seat
 
 #: A 320 px phone (or 1280 px at 400 % zoom), its text at 200 %: set on the page's root (the policy allows no
 #: style element, and the style sheet sizes the page in rem).
@@ -117,4 +117,29 @@ def test_end_turn_reads_end_turn_on_one_line_and_names_whose_to_a_screen_reader(
         bar = page.locator(".turn-bar").bounding_box()
         assert bar is not None and bar["height"] < page.viewport_size["height"] / 4, bar
         page.context.close()
+    assert watch.errors == [] and watch.outside == [], watch.errors
+
+
+def test_a_long_title_is_cut_to_two_lines_and_opens_whole(server: Server, browser: Any) -> None:
+    """At 320 px and 200 % text the fight's 180-character title takes two lines, "Your turn" is on the first screen,
+    and "Whole title" opens the rest (said expanded), which stays open across another seat's change."""
+    gm, alice = long_fight(server, "title")
+    watch = Watch(origin_of(server))
+    page = phone(browser, watch, server, "title", alice, large=True)
+    title, more = page.locator("#fight-title"), page.locator("#title-more")
+    line = float(title.evaluate("h => parseFloat(getComputedStyle(h).lineHeight)"))
+    assert title.bounding_box()["height"] <= 2 * line + 1
+    assert page.evaluate("document.querySelector('.fight-bar .your-turn').getBoundingClientRect().bottom") <= 568
+    assert more.is_visible() and more.get_attribute("aria-expanded") == "false"
+    more.click()
+    assert title.bounding_box()["height"] > 4 * line
+    assert more.get_attribute("aria-expanded") == "true" and more.inner_text() == "Shorter title"
+    head = head_now(page)
+    status, answer = server.call("POST", "/fights/title/commands",
+                                 {"command": {"command": "apply_condition", "who": "skarn", "condition": "Prone"}},
+                                 token=gm)
+    assert status == 201, answer
+    moved(page, head)
+    assert title.bounding_box()["height"] > 4 * line and more.get_attribute("aria-expanded") == "true"
+    page.context.close()
     assert watch.errors == [] and watch.outside == [], watch.errors
