@@ -333,6 +333,7 @@
       showTurn();
       padForBar();
       showTitle();
+      for (const select of $$("select.choice")) echo(select);
     });
 
     // A control focused (Tab, a refusal, a box brought into view) is scrolled clear of the turn's bar pinned at the
@@ -356,6 +357,27 @@
       more.hidden = !titleWhole && title.scrollHeight <= title.clientHeight + 1;
       more.setAttribute("aria-expanded", String(titleWhole));
       more.textContent = titleWhole ? "Shorter title" : "Whole title";
+    }
+
+    // A select shows its chosen option cut where the option is wider than the select (a target and a weapon of long
+    // names on a phone: "Vesh the Cinder-Hand, Warlock of the Ash", and no weapon: a tester): the option's words
+    // are then said whole under it (its .chosen line), else that line stays hidden.
+    const ruler = document.createElement("canvas").getContext("2d");
+    function cut(select) {
+      const option = select.selectedOptions[0];
+      if (!option || !ruler || !select.getClientRects().length) return false;
+      const style = getComputedStyle(select);
+      ruler.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+      // the room for the words: the select's inside, but for its padding and its arrow
+      const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 24;
+      return ruler.measureText(option.textContent.trim()).width > room;
+    }
+    function echo(select) {
+      const line = select.form ? $(".chosen", select.form) : null;
+      if (!line) return;
+      const option = select.selectedOptions[0];
+      line.textContent = option ? option.textContent.trim() : "";
+      line.hidden = !cut(select);
     }
 
     // Whether the turn's chip is whole within the initiative column's view (where that column scrolls).
@@ -455,6 +477,7 @@
     function pick(select) {
       const form = select.form;
       for (const box of $$(".choice-dice", form)) box.hidden = box.dataset.choice !== select.value;
+      echo(select);
     }
 
     async function refresh() {
@@ -1263,6 +1286,10 @@
       const summary = event.target.closest("summary");
       if (summary && summary.parentElement.id) opened[summary.parentElement.id] = !summary.parentElement.open;
     });
+    // a select in a box just opened is measured now (shut, it had no width to cut its option at)
+    shell.addEventListener("toggle", (event) => {
+      if (event.target.open) for (const select of $$("select.choice", event.target)) echo(select);
+    }, true);
     $("#verify").addEventListener("click", () => verify());
 
     // Keyboard: 1-9 answer the open decision (the number on each button), E ends the turn, R goes to the dice to

@@ -96,6 +96,38 @@ FOOT = "innerHeight - parseFloat(document.documentElement.style.scrollPaddingBot
 
 
 
+def test_an_attack_choice_the_select_cuts_is_said_whole_under_it(server: Server, browser: Any) -> None:
+    """On Alice's phone (390 px, and 320 px at 200 % text) the attack select holds Vesh's long name and Kael's long
+    sword, which it cuts: the chosen option's words stand whole under it, within the screen's width, and follow a
+    new choice and another seat's change; a choice the select shows whole is not said again (at 390 px)."""
+    for large in (False, True):
+        fight_id = f"choice{int(large)}"
+        gm, alice = long_fight(server, fight_id)
+        watch = Watch(origin_of(server))
+        page = phone(browser, watch, server, fight_id, alice, large=large)
+        form = page.locator("#turn-commands form[data-command=declare_attack]")
+        select, chosen = form.locator("select.choice"), form.locator(".chosen")
+        labels = select.locator("option").all_inner_texts()
+        vesh = next(label for label in labels if label.startswith(LONG_VESH) and LONG_SWORD in label)
+        select.select_option(label=vesh)
+        assert chosen.is_visible() and chosen.inner_text() == vesh
+        right = chosen.evaluate("e => e.getBoundingClientRect().right")
+        assert right <= page.viewport_size["width"], right
+        head = head_now(page)
+        status, answer = server.call("POST", f"/fights/{fight_id}/commands", {
+            "command": {"command": "apply_condition", "who": "skarn", "condition": "Prone"}}, token=gm)
+        assert status == 201, answer
+        moved(page, head)
+        assert select.evaluate("s => s.selectedOptions[0].textContent.trim()") == vesh
+        assert chosen.is_visible() and chosen.inner_text() == vesh
+        if not large:
+            short = min(labels, key=len)
+            select.select_option(label=short)
+            assert chosen.is_hidden()
+        page.context.close()
+        assert watch.errors == [] and watch.outside == [], watch.errors
+
+
 def test_end_turn_reads_end_turn_on_one_line_and_names_whose_to_a_screen_reader(server: Server,
                                                                                  browser: Any) -> None:
     """On Alice's phone (390 px, and 320 px at 200 % text), on the turn of Kael's 52-character name, the pinned
