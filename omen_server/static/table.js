@@ -44,8 +44,65 @@
     line.textContent = text;
     line.scrollIntoView({ block: "nearest" });
   }
+
+  // A control focused (Tab, a refusal, a box brought into view) is scrolled clear of the turn's bar pinned at the
+  // page's foot: the page's scroll padding is the bar's height (a fixed 6rem was shorter than a bar three or four
+  // lines high, a long name's End turn at large text, and a focused Attack sat under it: a low-vision tester).
+  function padForBar() {
+    const bar = $(".turn-bar");
+    const pinned = bar && getComputedStyle(bar).position === "sticky" ? bar.getBoundingClientRect().height : 0;
+    document.documentElement.style.scrollPaddingBottom = `${Math.max(96, Math.ceil(pinned) + 16)}px`;
+  }
+
+  // A die's face refused in the page is said beside its own field, not on the form's line under its button (a long
+  // roll box on a phone said it screens away from the die: a tester): the field is marked invalid and described by
+  // that line, focused and brought into view with its label and the line; a screen reader is told it too (the focus
+  // may already be on the field, which then says nothing new). Kept across a swap while the field holds the face
+  // refused; gone once the field is typed in or its form is sent.
+  const faceErrors = {}; // the field's id: [what is wrong, the value refused]
+  function showFace(input, text) {
+    const id = `${input.id}-error`;
+    let line = document.getElementById(id);
+    if (!line) {
+      line = document.createElement("span");
+      line.className = "face-error";
+      line.id = id;
+      (input.closest("label") || input).after(line);
+    }
+    line.textContent = text;
+    input.setAttribute("aria-invalid", "true");
+    const described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+    if (!described.includes(id)) input.setAttribute("aria-describedby", [...described, id].join(" "));
+  }
+  function clearFace(input) {
+    delete faceErrors[input.id];
+    const line = document.getElementById(`${input.id}-error`);
+    if (line) line.remove();
+    input.removeAttribute("aria-invalid");
+    const described = (input.getAttribute("aria-describedby") || "").split(" ")
+      .filter((id) => id && id !== `${input.id}-error`);
+    if (described.length) input.setAttribute("aria-describedby", described.join(" "));
+    else input.removeAttribute("aria-describedby");
+  }
+  function sayAtFace(form, input, text, told) {
+    clearAt(form);
+    faceErrors[input.id] = [text, input.value];
+    showFace(input, text);
+    input.focus({ preventScroll: true });
+    padForBar();
+    // the field and its line under it in view (clear of the turn's bar pinned at the foot: the page's scroll
+    // padding), and as much of its label above as the screen holds
+    const label = input.closest("label") || input;
+    label.scrollIntoView({ block: "nearest" });
+    document.getElementById(`${input.id}-error`).scrollIntoView({ block: "nearest" });
+    input.scrollIntoView({ block: "nearest" });
+    const box = $("#announce");
+    if (box) box.textContent = told;
+  }
+
   function clearAt(form) {
     if (!form || !form.id) return;
+    for (const input of $$("input.face[aria-invalid]", form)) clearFace(input);
     delete formErrors[form.id];
     stagedErrors.delete(form.id);
     unreached.delete(form.id);
@@ -336,14 +393,6 @@
       for (const select of $$("select.choice")) echo(select);
     });
 
-    // A control focused (Tab, a refusal, a box brought into view) is scrolled clear of the turn's bar pinned at the
-    // page's foot: the page's scroll padding is the bar's height (a fixed 6rem was shorter than a bar three or four
-    // lines high, a long name's End turn at large text, and a focused Attack sat under it: a low-vision tester).
-    function padForBar() {
-      const bar = $(".turn-bar");
-      const pinned = bar && getComputedStyle(bar).position === "sticky" ? bar.getBoundingClientRect().height : 0;
-      document.documentElement.style.scrollPaddingBottom = `${Math.max(96, Math.ceil(pinned) + 16)}px`;
-    }
 
     // A long title is cut to two lines (the style sheet; 200 characters at 200 % text on a 320 px phone filled the
     // first screen, the turn below it: a tester): "Whole title" is offered where it is cut, and the title,
@@ -447,6 +496,11 @@
           delete formErrors[id];
           stagedErrors.delete(id);
         }
+      }
+      for (const [id, [text, value]] of Object.entries(faceErrors)) {
+        const input = document.getElementById(id);
+        if (input && input.value === value) showFace(input, text);
+        else delete faceErrors[id];
       }
       if (focusId) {
         const sent = focusId.startsWith("sent:") ? document.getElementById(focusId.slice(5)) : null;
@@ -842,34 +896,41 @@
       }
     }
 
+    // A die in words, as its label says it ("Kael Arden's hit d6 fcs"); what is wrong with its face, said beside its
+    // field, where its label names it: "is blank: type ..." is "Blank: type ..." (short: a phone at large text).
+    function dieSaid(input) {
+      const label = input.closest("label");
+      return input.getAttribute("aria-label")
+        || (label ? label.textContent : input.id).trim().replace(/\s+/g, " ");
+    }
+    const beside = (wrong) => wrong.replace(/^is /, "").replace(/^./, (c) => c.toUpperCase());
+
     // A die left blank in a form whose faces are typed: said at once, naming the die (C29: faces are positional).
     // With the server's dice every die that is certain to roll must be typed (or the mode switched back); in a fight
     // with physical dice a blank ends the faces this seat gives (the rest are another seat's). Either way a face
     // typed after a blank, an "if rolled" one too, is wrong (it was dropped unsaid: a tester).
+    // The first die wrong, said beside its field (sayAtFace); false where every face typed may go.
     function blankDie(form) {
-      if (!typed()) return "";
+      if (!typed()) return false;
       const choice = $(".choice", form);
       const box = $(`.choice-dice[data-choice="${choice.value}"]`, form);
-      if (!box) return "";
+      if (!box) return false;
       const faces = $$("input.face", box);
-      const said = (input) => input.getAttribute("aria-label") || (input.closest("label") || input).textContent.trim().replace(/\s+/g, " ");
       for (const [i, input] of faces.entries()) {
         const sides = Number(input.dataset.sides);
         const value = input.value.trim();
-        if (value !== "" && !(Number.isInteger(Number(value)) && Number(value) >= 1 && Number(value) <= sides)) {
-          input.focus();
-          return `Die ${i + 1} (${said(input)}) must be a whole number from 1 to ${sides}.`;
-        }
-        if (value === "" && faces.slice(i + 1).some((later) => later.value.trim() !== "")) {
-          input.focus();
-          return `Die ${i + 1} (${said(input)}) is blank, but a later die is typed: faces go in order (C29).`;
-        }
-        if (value === "" && !manual() && !input.dataset.maybe) {
-          input.focus();
-          return `Die ${i + 1} (${said(input)}) is blank: type the face you rolled, or choose "the server rolls".`;
+        const wrong = value !== "" && !(Number.isInteger(Number(value)) && Number(value) >= 1 && Number(value) <= sides)
+          ? `must be a whole number from 1 to ${sides}.`
+          : value === "" && faces.slice(i + 1).some((later) => later.value.trim() !== "")
+            ? "is blank, but a later die is typed: faces go in order (C29)."
+            : value === "" && !manual() && !input.dataset.maybe
+              ? 'is blank: type the face you rolled, or choose "the server rolls".' : "";
+        if (wrong) {
+          sayAtFace(form, input, beside(wrong), `Not sent: die ${i + 1} (${dieSaid(input)}) ${wrong}`);
+          return true;
         }
       }
-      return "";
+      return false;
     }
 
     // Undo asks twice: the first press shows what it will undo (the last command, or every card from the seq
@@ -981,11 +1042,7 @@
         sayAt(form, `Not sent: ${what} is needed.`);
         return;
       }
-      const blank = blankDie(form);
-      if (blank) {
-        sayAt(form, blank);
-        return;
-      }
+      if (blankDie(form)) return;
       if (armUndo(form)) return;
       // the head the form was shown at (a key pressed just after a change: the head before it, see KEY_SETTLE)
       const seen = form.dataset.seen !== undefined ? Number(form.dataset.seen) : Number(form.dataset.head ?? head);
@@ -999,8 +1056,9 @@
 
     // The roll box checks its faces itself (novalidate: the browser's own bubble said the range while this box's
     // line still said the last check's "is blank": found by a tester), each in order, and says which die and why.
+    // The first wrong face is said beside its field, focused and in view (a long roll box said it under its button,
+    // far from the die: a phone tester).
     async function giveDice(form) {
-      const said = (input) => (input.closest("label") || input).textContent.trim().replace(/\s+/g, " ");
       for (const [i, input] of $$("input.face", form).entries()) {
         const sides = Number(input.dataset.sides);
         const value = input.value.trim();
@@ -1008,8 +1066,7 @@
           : Number.isInteger(Number(value)) && Number(value) >= 1 && Number(value) <= sides ? ""
           : `is ${value}: a d${sides} shows a whole number from 1 to ${sides}.`;
         if (wrong) {
-          input.focus();
-          sayAt(form, `Die ${i + 1} (${said(input)}) ${wrong}`);
+          sayAtFace(form, input, beside(wrong), `Die ${i + 1} (${dieSaid(input)}) ${wrong}`);
           return;
         }
       }
@@ -1216,6 +1273,7 @@
     // Typing in the undo form says at once what it would undo now (the standing line said the last command
     // whatever seq was typed: found by a tester), and disarms a first press.
     shell.addEventListener("input", (event) => {
+      if (event.target.matches("input.face[aria-invalid]")) clearFace(event.target); // the face refused, retyped
       const form = event.target.form;
       if (!form) return;
       if (form.dataset.armed) {

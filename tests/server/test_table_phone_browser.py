@@ -96,6 +96,54 @@ FOOT = "innerHeight - parseFloat(document.documentElement.style.scrollPaddingBot
 
 
 
+def refused(page: Any, wrong: Any, other: Any, said: str, head: str) -> None:
+    """``wrong`` refused in the page: focused, marked invalid (``other`` not), described by its own line ``said``
+    right under it, both on the screen; the form's own line empty, nothing sent."""
+    page.wait_for_function(f"() => document.activeElement.id === '{wrong.get_attribute('id')}'")
+    assert wrong.get_attribute("aria-invalid") == "true" and other.get_attribute("aria-invalid") is None
+    line = page.locator(f"#{wrong.get_attribute('aria-describedby')}")
+    assert line.inner_text() == said
+    field, under = wrong.bounding_box(), line.bounding_box()
+    assert field is not None and under is not None
+    assert 0 <= under["y"] - (field["y"] + field["height"]) < 16, (field, under)  # right under the field
+    foot = page.evaluate(FOOT)
+    assert field["y"] >= 0 and under["y"] + 20 <= foot, (field, under, foot)  # on the screen, its line begun
+    assert page.locator("#give-dice .form-error").inner_text() == ""
+    assert head_now(page) == head
+
+
+def test_a_refused_face_is_said_beside_its_field_and_the_first_wrong_one_is_focused(server: Server,
+                                                                                       browser: Any) -> None:
+    """Alice's roll box for Kael's hit (the GM gave the attack; a d8 and a d6), at 390 px and at 320 px with 200 %
+    text: with the first face blank and the second 99, Give the dice marks the first field invalid, focused and on
+    the screen, described by its own line right under it ("Blank: ..."); the first typed, the second is refused the
+    same way ("99: a d6 shows ..."); the form's own line stays empty and nothing is sent until both are faces."""
+    for large in (False, True):
+        fight_id = f"faces{int(large)}"
+        gm, alice = long_fight(server, fight_id, dice="manual")
+        status, staged = server.call("POST", f"/fights/{fight_id}/commands", {
+            "command": {"command": "declare_attack", "attacker": "kael", "target": "vesh", "weapon": "longsword"},
+            "stage": True}, token=gm)
+        assert status == 202, staged
+        watch = Watch(origin_of(server))
+        page = phone(browser, watch, server, fight_id, alice, large=large)
+        box = page.locator("#give-dice")
+        first, second = box.locator("input.face").nth(0), box.locator("input.face").nth(1)
+        second.fill("99")
+        head = head_now(page)
+        box.locator("button[type=submit]").click()
+        refused(page, first, second, "Blank: type the face you rolled.", head)
+        first.fill("5")
+        page.keyboard.press("Enter")  # in the first field: its form is sent
+        refused(page, second, first, "99: a d6 shows a whole number from 1 to 6.", head)
+        second.fill("6")
+        page.keyboard.press("Enter")
+        box.wait_for(state="detached")  # given: the attack waits for the GM's dice now (Vesh's base defense)
+        assert page.locator("#rollbox h2").inner_text() == "Waiting for the GM's dice"
+        page.context.close()
+        assert watch.outside == [], watch.outside
+
+
 def test_an_attack_choice_the_select_cuts_is_said_whole_under_it(server: Server, browser: Any) -> None:
     """On Alice's phone (390 px, and 320 px at 200 % text) the attack select holds Vesh's long name and Kael's long
     sword, which it cuts: the chosen option's words stand whole under it, within the screen's width, and follow a
