@@ -468,6 +468,19 @@
       const stripAt = column ? column.scrollTop : 0; // where the reader had scrolled the initiative column
       const turnBefore = ($(".chip.turn", holder) || { dataset: {} }).dataset.id;
       const turnInView = turnShown();
+      // a field the reader is in (typing a face, a note, a reason) keeps the focus, its caret and its place on the
+      // screen, however the table above it grew or shrank (it jumped with another seat's card: a phone tester)
+      const field = focused && ["INPUT", "SELECT", "TEXTAREA"].includes(focused.tagName)
+        && !focused.closest(".turn-bar") ? focused : null;
+      const fieldAt = field ? field.getBoundingClientRect().top : 0;
+      let caret = null;
+      try {
+        if (field && typeof field.selectionStart === "number") {
+          caret = [field.selectionStart, field.selectionEnd, field.selectionDirection];
+        }
+      } catch (_) {
+        caret = null; // a number field has no caret to read
+      }
       holder.innerHTML = html;
       const columnNow = $(".strip-col", holder);
       if (columnNow) columnNow.scrollTop = stripAt;
@@ -512,6 +525,17 @@
         // decision now open, or else at the top card and the fight bar, not dropped to the page's top (WCAG 2.4.3)
         const place = target || $("#decision-h", holder) || $("#top-card", holder) || $("#fight-bar", holder);
         if (place) place.focus({ preventScroll: true });
+        if (field && target && target.id === field.id) {
+          const moved = target.getBoundingClientRect().top - fieldAt;
+          if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
+          if (caret) {
+            try { target.setSelectionRange(...caret); } catch (_) { /* a field of no caret */ }
+          }
+        }
+        // another seat's change took the reader's control away: the place the focus is kept at is shown from its
+        // top (the focus alone left a phone mid-card or far below it, in the log: a tester); the page's own command
+        // places the reader itself once it is answered (keepReader)
+        else if (place && !target && !document.body.dataset.busy) showTop(place);
       }
     }
 
@@ -791,6 +815,19 @@
     // shorter page put them (a phone's Decline left the page scrolled into the log: found by a tester).
     function keepAtDecision() {
       bringToTop($("#decision") || $(".fight-bar"));
+    }
+
+    // ``target``'s top brought into sight where it is out of it: above the screen's top (or under the fight bar
+    // pinned there, its scroll margin), or below the turn's bar pinned at the foot (the page's scroll padding, the
+    // bar's height): it is then put at the screen's top. A top in sight is left where it is.
+    function showTop(target) {
+      padForBar();
+      const top = target.getBoundingClientRect().top;
+      const margin = Math.max(8, parseFloat(getComputedStyle(target).scrollMarginTop) || 0);
+      const foot = parseFloat(document.documentElement.style.scrollPaddingBottom) || 96;
+      if (top < margin || top > window.innerHeight - foot) {
+        window.scrollTo(0, Math.max(0, window.scrollY + top - margin));
+      }
     }
 
     // ``target`` brought to the screen's top where it is above it or in its lower half, clear of what is pinned

@@ -18,7 +18,7 @@ from tests.browser import chromium as find_chromium
 from tests.browser import launch
 from tests.server.processes import Server
 from tests.server.test_table_browser import Watch
-from tests.server.test_tracker_page_browser import PHONE, head_now, origin_of, page_of, seat
+from tests.server.test_tracker_page_browser import PHONE, focused, head_now, origin_of, page_of, seat
 
 #: A 320 px phone (or 1280 px at 400 % zoom), its text at 200 %: set on the page's root (the policy allows no
 #: style element, and the style sheet sizes the page in rem).
@@ -94,6 +94,52 @@ def moved(page: Any, head: str) -> None:
 FOOT = "innerHeight - parseFloat(document.documentElement.style.scrollPaddingBottom || '96')"
 
 
+def test_another_seats_command_shows_the_top_card_from_its_top(server: Server, browser: Any) -> None:
+    """Alice's Attack button focused low on her phone (320 px, 200 % text) and the GM ends Kael's turn: the focus goes
+    to the top card and its top is on the screen, above the pinned bar (it was 2,300 px above the screen, the page
+    left in the log: a phone tester)."""
+    gm, alice = long_fight(server, "othertop")
+    watch = Watch(origin_of(server))
+    page = phone(browser, watch, server, "othertop", alice, large=True)
+    page.locator("#turn-commands form[data-command=declare_attack] button[type=submit]").focus()
+    page.evaluate("() => { const b = document.querySelector('#turn-commands form[data-command=declare_attack] "
+                  "button[type=submit]').getBoundingClientRect(); window.scrollBy(0, b.bottom - innerHeight + 200); }")
+    head = head_now(page)
+    status, answer = server.call("POST", "/fights/othertop/commands",
+                                 {"command": {"command": "end_turn", "who": "kael"}}, token=gm)
+    assert status == 201, answer
+    moved(page, head)
+    assert focused(page) == "top-card"
+    top, foot = page.evaluate(f"[document.querySelector('#top-card').getBoundingClientRect().top, {FOOT}]")
+    assert 0 <= top < foot, (top, foot)
+    page.context.close()
+    assert watch.errors == [] and watch.outside == [], watch.errors
+
+
+def test_another_seats_command_leaves_a_field_typed_in_its_focus_caret_and_place(server: Server,
+                                                                                  browser: Any) -> None:
+    """The GM on a phone types a reason in the undo form, the caret mid-word, and another GM page ends Kael's turn
+    (the top card above the field grows): the field keeps the focus, what was typed, the caret, and its place on the
+    screen."""
+    gm, _alice = long_fight(server, "typing")
+    watch = Watch(origin_of(server))
+    page = phone(browser, watch, server, "typing", gm)
+    reason = page.locator("#o-undo-gm input[data-path=reason]")
+    reason.fill("misread the die")
+    reason.evaluate("input => { input.scrollIntoView({ block: 'center' }); input.focus(); "
+                    "input.setSelectionRange(4, 4); }")
+    where = reason.evaluate("input => input.getBoundingClientRect().top")
+    head = head_now(page)
+    status, answer = server.call("POST", "/fights/typing/commands",
+                                 {"command": {"command": "end_turn", "who": "kael"}}, token=gm)
+    assert status == 201, answer
+    moved(page, head)
+    assert page.evaluate("document.activeElement.dataset.path") == "reason"
+    assert reason.input_value() == "misread the die"
+    assert reason.evaluate("input => [input.selectionStart, input.selectionEnd]") == [4, 4]
+    assert abs(reason.evaluate("input => input.getBoundingClientRect().top") - where) < 2
+    page.context.close()
+    assert watch.errors == [] and watch.outside == [], watch.errors
 
 
 def refused(page: Any, wrong: Any, other: Any, said: str, head: str) -> None:
