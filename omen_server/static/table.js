@@ -44,8 +44,65 @@
     line.textContent = text;
     line.scrollIntoView({ block: "nearest" });
   }
+
+  // A control focused (Tab, a refusal, a box brought into view) is scrolled clear of the turn's bar pinned at the
+  // page's foot: the page's scroll padding is the bar's height (a fixed 6rem was shorter than a bar three or four
+  // lines high, a long name's End turn at large text, and a focused Attack sat under it: a low-vision tester).
+  function padForBar() {
+    const bar = $(".turn-bar");
+    const pinned = bar && getComputedStyle(bar).position === "sticky" ? bar.getBoundingClientRect().height : 0;
+    document.documentElement.style.scrollPaddingBottom = `${Math.max(96, Math.ceil(pinned) + 16)}px`;
+  }
+
+  // A die's face refused in the page is said beside its own field, not on the form's line under its button (a long
+  // roll box on a phone said it screens away from the die: a tester): the field is marked invalid and described by
+  // that line, focused and brought into view with its label and the line; a screen reader is told it too (the focus
+  // may already be on the field, which then says nothing new). Kept across a swap while the field holds the face
+  // refused; gone once the field is typed in or its form is sent.
+  const faceErrors = {}; // the field's id: [what is wrong, the value refused]
+  function showFace(input, text) {
+    const id = `${input.id}-error`;
+    let line = document.getElementById(id);
+    if (!line) {
+      line = document.createElement("span");
+      line.className = "face-error";
+      line.id = id;
+      (input.closest("label") || input).after(line);
+    }
+    line.textContent = text;
+    input.setAttribute("aria-invalid", "true");
+    const described = (input.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+    if (!described.includes(id)) input.setAttribute("aria-describedby", [...described, id].join(" "));
+  }
+  function clearFace(input) {
+    delete faceErrors[input.id];
+    const line = document.getElementById(`${input.id}-error`);
+    if (line) line.remove();
+    input.removeAttribute("aria-invalid");
+    const described = (input.getAttribute("aria-describedby") || "").split(" ")
+      .filter((id) => id && id !== `${input.id}-error`);
+    if (described.length) input.setAttribute("aria-describedby", described.join(" "));
+    else input.removeAttribute("aria-describedby");
+  }
+  function sayAtFace(form, input, text, told) {
+    clearAt(form);
+    faceErrors[input.id] = [text, input.value];
+    showFace(input, text);
+    input.focus({ preventScroll: true });
+    padForBar();
+    // the field and its line under it in view (clear of the turn's bar pinned at the foot: the page's scroll
+    // padding), and as much of its label above as the screen holds
+    const label = input.closest("label") || input;
+    label.scrollIntoView({ block: "nearest" });
+    document.getElementById(`${input.id}-error`).scrollIntoView({ block: "nearest" });
+    input.scrollIntoView({ block: "nearest" });
+    const box = $("#announce");
+    if (box) box.textContent = told;
+  }
+
   function clearAt(form) {
     if (!form || !form.id) return;
+    for (const input of $$("input.face[aria-invalid]", form)) clearFace(input);
     delete formErrors[form.id];
     stagedErrors.delete(form.id);
     unreached.delete(form.id);
@@ -329,15 +386,47 @@
 
     // a tablet turned (or a window resized) keeps the turn's chip in the column's view (it kept the column's old
     // scroll, and the turn's chip was above it: a tablet tester)
-    window.addEventListener("resize", () => { showTurn(); padForBar(); });
+    window.addEventListener("resize", () => {
+      showTurn();
+      padForBar();
+      showTitle();
+      for (const select of $$("select.choice")) echo(select);
+    });
 
-    // A control focused (Tab, a refusal, a box brought into view) is scrolled clear of the turn's bar pinned at the
-    // page's foot: the page's scroll padding is the bar's height (a fixed 6rem was shorter than a bar three or four
-    // lines high, a long name's End turn at large text, and a focused Attack sat under it: a low-vision tester).
-    function padForBar() {
-      const bar = $(".turn-bar");
-      const pinned = bar && getComputedStyle(bar).position === "sticky" ? bar.getBoundingClientRect().height : 0;
-      document.documentElement.style.scrollPaddingBottom = `${Math.max(96, Math.ceil(pinned) + 16)}px`;
+
+    // A long title is cut to two lines (the style sheet; 200 characters at 200 % text on a 320 px phone filled the
+    // first screen, the turn below it: a tester): "Whole title" is offered where it is cut, and the title,
+    // once opened, stays whole across the table's swaps.
+    let titleWhole = false;
+    function showTitle() {
+      const title = $("#fight-title");
+      const more = $("#title-more");
+      if (!title || !more) return;
+      title.classList.toggle("whole", titleWhole);
+      more.hidden = !titleWhole && title.scrollHeight <= title.clientHeight + 1;
+      more.setAttribute("aria-expanded", String(titleWhole));
+      more.textContent = titleWhole ? "Shorter title" : "Whole title";
+    }
+
+    // A select shows its chosen option cut where the option is wider than the select (a target and a weapon of long
+    // names on a phone: "Vesh the Cinder-Hand, Warlock of the Ash", and no weapon: a tester): the option's words
+    // are then said whole under it (its .chosen line), else that line stays hidden.
+    const ruler = document.createElement("canvas").getContext("2d");
+    function cut(select) {
+      const option = select.selectedOptions[0];
+      if (!option || !ruler || !select.getClientRects().length) return false;
+      const style = getComputedStyle(select);
+      ruler.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+      // the room for the words: the select's inside, but for its padding and its arrow
+      const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 24;
+      return ruler.measureText(option.textContent.trim()).width > room;
+    }
+    function echo(select) {
+      const line = select.form ? $(".chosen", select.form) : null;
+      if (!line) return;
+      const option = select.selectedOptions[0];
+      line.textContent = option ? option.textContent.trim() : "";
+      line.hidden = !cut(select);
     }
 
     // Whether the turn's chip is whole within the initiative column's view (where that column scrolls).
@@ -379,6 +468,19 @@
       const stripAt = column ? column.scrollTop : 0; // where the reader had scrolled the initiative column
       const turnBefore = ($(".chip.turn", holder) || { dataset: {} }).dataset.id;
       const turnInView = turnShown();
+      // a field the reader is in (typing a face, a note, a reason) keeps the focus, its caret and its place on the
+      // screen, however the table above it grew or shrank (it jumped with another seat's card: a phone tester)
+      const field = focused && ["INPUT", "SELECT", "TEXTAREA"].includes(focused.tagName)
+        && !focused.closest(".turn-bar") ? focused : null;
+      const fieldAt = field ? field.getBoundingClientRect().top : 0;
+      let caret = null;
+      try {
+        if (field && typeof field.selectionStart === "number") {
+          caret = [field.selectionStart, field.selectionEnd, field.selectionDirection];
+        }
+      } catch (_) {
+        caret = null; // a number field has no caret to read
+      }
       holder.innerHTML = html;
       const columnNow = $(".strip-col", holder);
       if (columnNow) columnNow.scrollTop = stripAt;
@@ -408,6 +510,11 @@
           stagedErrors.delete(id);
         }
       }
+      for (const [id, [text, value]] of Object.entries(faceErrors)) {
+        const input = document.getElementById(id);
+        if (input && input.value === value) showFace(input, text);
+        else delete faceErrors[id];
+      }
       if (focusId) {
         const sent = focusId.startsWith("sent:") ? document.getElementById(focusId.slice(5)) : null;
         const again = named ? $$(named.tag, (named.within && document.getElementById(named.within)) || holder)
@@ -418,6 +525,17 @@
         // decision now open, or else at the top card and the fight bar, not dropped to the page's top (WCAG 2.4.3)
         const place = target || $("#decision-h", holder) || $("#top-card", holder) || $("#fight-bar", holder);
         if (place) place.focus({ preventScroll: true });
+        if (field && target && target.id === field.id) {
+          const moved = target.getBoundingClientRect().top - fieldAt;
+          if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
+          if (caret) {
+            try { target.setSelectionRange(...caret); } catch (_) { /* a field of no caret */ }
+          }
+        }
+        // another seat's change took the reader's control away: the place the focus is kept at is shown from its
+        // top (the focus alone left a phone mid-card or far below it, in the log: a tester); the page's own command
+        // places the reader itself once it is answered (keepReader)
+        else if (place && !target && !document.body.dataset.busy) showTop(place);
       }
     }
 
@@ -437,6 +555,7 @@
     function pick(select) {
       const form = select.form;
       for (const box of $$(".choice-dice", form)) box.hidden = box.dataset.choice !== select.value;
+      echo(select);
     }
 
     async function refresh() {
@@ -563,6 +682,7 @@
           // "E ends the turn": a tester)
           showDiceMode();
           padForBar();
+          showTitle();
           if (panel.dataset.seat === "gm" && panel.dataset.seedRevealed === "yes" && verifiedAt !== head) {
             await verify();
           }
@@ -697,6 +817,19 @@
       bringToTop($("#decision") || $(".fight-bar"));
     }
 
+    // ``target``'s top brought into sight where it is out of it: above the screen's top (or under the fight bar
+    // pinned there, its scroll margin), or below the turn's bar pinned at the foot (the page's scroll padding, the
+    // bar's height): it is then put at the screen's top. A top in sight is left where it is.
+    function showTop(target) {
+      padForBar();
+      const top = target.getBoundingClientRect().top;
+      const margin = Math.max(8, parseFloat(getComputedStyle(target).scrollMarginTop) || 0);
+      const foot = parseFloat(document.documentElement.style.scrollPaddingBottom) || 96;
+      if (top < margin || top > window.innerHeight - foot) {
+        window.scrollTo(0, Math.max(0, window.scrollY + top - margin));
+      }
+    }
+
     // ``target`` brought to the screen's top where it is above it or in its lower half, clear of what is pinned
     // above it.
     function bringToTop(target) {
@@ -800,34 +933,41 @@
       }
     }
 
+    // A die in words, as its label says it ("Kael Arden's hit d6 fcs"); what is wrong with its face, said beside its
+    // field, where its label names it: "is blank: type ..." is "Blank: type ..." (short: a phone at large text).
+    function dieSaid(input) {
+      const label = input.closest("label");
+      return input.getAttribute("aria-label")
+        || (label ? label.textContent : input.id).trim().replace(/\s+/g, " ");
+    }
+    const beside = (wrong) => wrong.replace(/^is /, "").replace(/^./, (c) => c.toUpperCase());
+
     // A die left blank in a form whose faces are typed: said at once, naming the die (C29: faces are positional).
     // With the server's dice every die that is certain to roll must be typed (or the mode switched back); in a fight
     // with physical dice a blank ends the faces this seat gives (the rest are another seat's). Either way a face
     // typed after a blank, an "if rolled" one too, is wrong (it was dropped unsaid: a tester).
+    // The first die wrong, said beside its field (sayAtFace); false where every face typed may go.
     function blankDie(form) {
-      if (!typed()) return "";
+      if (!typed()) return false;
       const choice = $(".choice", form);
       const box = $(`.choice-dice[data-choice="${choice.value}"]`, form);
-      if (!box) return "";
+      if (!box) return false;
       const faces = $$("input.face", box);
-      const said = (input) => input.getAttribute("aria-label") || (input.closest("label") || input).textContent.trim().replace(/\s+/g, " ");
       for (const [i, input] of faces.entries()) {
         const sides = Number(input.dataset.sides);
         const value = input.value.trim();
-        if (value !== "" && !(Number.isInteger(Number(value)) && Number(value) >= 1 && Number(value) <= sides)) {
-          input.focus();
-          return `Die ${i + 1} (${said(input)}) must be a whole number from 1 to ${sides}.`;
-        }
-        if (value === "" && faces.slice(i + 1).some((later) => later.value.trim() !== "")) {
-          input.focus();
-          return `Die ${i + 1} (${said(input)}) is blank, but a later die is typed: faces go in order (C29).`;
-        }
-        if (value === "" && !manual() && !input.dataset.maybe) {
-          input.focus();
-          return `Die ${i + 1} (${said(input)}) is blank: type the face you rolled, or choose "the server rolls".`;
+        const wrong = value !== "" && !(Number.isInteger(Number(value)) && Number(value) >= 1 && Number(value) <= sides)
+          ? `must be a whole number from 1 to ${sides}.`
+          : value === "" && faces.slice(i + 1).some((later) => later.value.trim() !== "")
+            ? "is blank, but a later die is typed: faces go in order (C29)."
+            : value === "" && !manual() && !input.dataset.maybe
+              ? 'is blank: type the face you rolled, or choose "the server rolls".' : "";
+        if (wrong) {
+          sayAtFace(form, input, beside(wrong), `Not sent: die ${i + 1} (${dieSaid(input)}) ${wrong}`);
+          return true;
         }
       }
-      return "";
+      return false;
     }
 
     // Undo asks twice: the first press shows what it will undo (the last command, or every card from the seq
@@ -939,11 +1079,7 @@
         sayAt(form, `Not sent: ${what} is needed.`);
         return;
       }
-      const blank = blankDie(form);
-      if (blank) {
-        sayAt(form, blank);
-        return;
-      }
+      if (blankDie(form)) return;
       if (armUndo(form)) return;
       // the head the form was shown at (a key pressed just after a change: the head before it, see KEY_SETTLE)
       const seen = form.dataset.seen !== undefined ? Number(form.dataset.seen) : Number(form.dataset.head ?? head);
@@ -957,8 +1093,9 @@
 
     // The roll box checks its faces itself (novalidate: the browser's own bubble said the range while this box's
     // line still said the last check's "is blank": found by a tester), each in order, and says which die and why.
+    // The first wrong face is said beside its field, focused and in view (a long roll box said it under its button,
+    // far from the die: a phone tester).
     async function giveDice(form) {
-      const said = (input) => (input.closest("label") || input).textContent.trim().replace(/\s+/g, " ");
       for (const [i, input] of $$("input.face", form).entries()) {
         const sides = Number(input.dataset.sides);
         const value = input.value.trim();
@@ -966,8 +1103,7 @@
           : Number.isInteger(Number(value)) && Number(value) >= 1 && Number(value) <= sides ? ""
           : `is ${value}: a d${sides} shows a whole number from 1 to ${sides}.`;
         if (wrong) {
-          input.focus();
-          sayAt(form, `Die ${i + 1} (${said(input)}) ${wrong}`);
+          sayAtFace(form, input, beside(wrong), `Die ${i + 1} (${dieSaid(input)}) ${wrong}`);
           return;
         }
       }
@@ -1174,6 +1310,7 @@
     // Typing in the undo form says at once what it would undo now (the standing line said the last command
     // whatever seq was typed: found by a tester), and disarms a first press.
     shell.addEventListener("input", (event) => {
+      if (event.target.matches("input.face[aria-invalid]")) clearFace(event.target); // the face refused, retyped
       const form = event.target.form;
       if (!form) return;
       if (form.dataset.armed) {
@@ -1207,6 +1344,11 @@
       (control || goal).focus({ preventScroll: true });
     });
     shell.addEventListener("click", (event) => {
+      if (event.target.closest("#title-more")) {
+        titleWhole = !titleWhole;
+        showTitle();
+        return;
+      }
       // a chip's "+": Apply a condition opened on that combatant, the condition's select next (a Foundry GM applies
       // one from the token: a GM tester counted seven steps from the strip)
       const add = event.target.closest("button.cond-add");
@@ -1239,6 +1381,10 @@
       const summary = event.target.closest("summary");
       if (summary && summary.parentElement.id) opened[summary.parentElement.id] = !summary.parentElement.open;
     });
+    // a select in a box just opened is measured now (shut, it had no width to cut its option at)
+    shell.addEventListener("toggle", (event) => {
+      if (event.target.open) for (const select of $$("select.choice", event.target)) echo(select);
+    }, true);
     $("#verify").addEventListener("click", () => verify());
 
     // Keyboard: 1-9 answer the open decision (the number on each button), E ends the turn, R goes to the dice to
