@@ -157,10 +157,13 @@ def _extension(state: FightState, frame: Any, waiting: Waiting, answers: list[Of
     target, saver = getattr(frame.declaration, "target", None), getattr(frame.declaration, "saver", None)
     actor = names.get(frame.actor, "someone")
     decl = frame.declaration
-    during = (f"{actor}'s attack on {names.get(target, 'someone')}" if target
-              else f"{names.get(saver, 'someone')}'s save, called by {actor}" if saver
-              else _moment(decl, names) if getattr(decl, "moment", None) else f"{actor}'s action")
-    found.facts.append(f"{asked} may answer, during {during}")
+    alone = waiting.who[0] if len(waiting.who) == 1 else None  # one asked: "their own" where the action is theirs
+    own = {who: "their own" if who == alone else f"{names.get(who, 'someone')}'s" for who in (frame.actor, saver)}
+    during = (f"{own[frame.actor]} attack on {names.get(target, 'someone')}" if target
+              else f"{own[saver]} save, called by {actor}" if saver
+              else _moment(decl, names) if getattr(decl, "moment", None) else f"{own[frame.actor]} action")
+    found.facts.append(f"{asked} may answer, during {during}")  # (it read "Tamsin may answer, during Tamsin's
+    # attack on Grukk": a tester)
     standing = standing_hit(state, frame)
     if standing is not None:
         found.facts += _standing_said(standing, sight, names)

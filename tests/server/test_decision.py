@@ -34,8 +34,9 @@ def test_a_decision_during_an_attack_names_the_attack() -> None:
 
 def test_a_decision_during_a_save_names_the_saver_and_the_caller() -> None:
     """C15, C38: Stubborn (a heal: offered only to one it would heal), offered once Ana, hurt by the orc's blow (5 +
-    1 = 6 > 2, 5 damage), fails her STR 2 against the orc's Shove (5), is answered "during Ana's save, called by
-    Orc", not during an anonymous action."""
+    1 = 6 > 2, 5 damage), fails her STR 2 against the orc's Shove (5), is answered "during their own save, called
+    by Orc" (Ana's own: "Ana may answer, during Ana's save" read oddly, a tester), not during an anonymous
+    action."""
     ana = msgspec.structs.replace(sheet("ana"), abilities=("stubborn",))
     orc = msgspec.structs.replace(sheet("orc", side="raiders"), abilities=("shove",))
     fight = new_fight(ana, orc, faces=[5, 1, 2, 2, 5])
@@ -43,8 +44,17 @@ def test_a_decision_during_a_save_names_the_saver_and_the_caller() -> None:
     fight.defend("ana", None)
     fight.engage("orc", "ana")
     fight.execute(UseAbility(who="orc", ability="shove", target="ana"))
-    assert "Ana may answer, during Ana's save, called by Orc" in facts(fight)
+    assert "Ana may answer, during their own save, called by Orc" in facts(fight)
 
+
+def test_a_decision_on_ones_own_attack_says_their_own() -> None:
+    """C38: Steady Aim (owner: the attacker, at attack.rolled) is answered "during their own attack on Orc" (it
+    read "Ana may answer, during Ana's attack on Orc": a tester)."""
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("steady_aim",))
+    fight = new_fight(ana, sheet("orc", side="raiders"), faces=[1, 1, 6])
+    fight.engage("ana", "orc")
+    fight.attack("ana", "orc", unarmed=True)
+    assert "Ana may answer, during their own attack on Orc" in facts(fight), facts(fight)
 
 def test_a_decision_on_a_condition_applied_says_what_the_action_applied() -> None:
     """C38 "a condition applied": Quick Recovery, offered once Ana's failed save against the orc's Shove (2
@@ -55,7 +65,7 @@ def test_a_decision_on_a_condition_applied_says_what_the_action_applied() -> Non
     fight.engage("orc", "ana")
     fight.execute(UseAbility(who="orc", ability="shove", target="ana"))
     said = facts(fight)
-    assert "Ana may answer, during Ana's save, called by Orc" in said and "it applied Prone to Ana" in said
+    assert "Ana may answer, during their own save, called by Orc" in said and "it applied Prone to Ana" in said
 
 
 def test_a_decision_at_a_contest_names_whose_contest_and_how_it_went() -> None:
