@@ -158,7 +158,7 @@ def _extension(state: FightState, frame: Any, waiting: Waiting, answers: list[Of
     actor = names.get(frame.actor, "someone")
     decl = frame.declaration
     alone = waiting.who[0] if len(waiting.who) == 1 else None  # one asked: "their own" where the action is theirs
-    own = {who: "their own" if who == alone else f"{names.get(who, 'someone')}'s" for who in (frame.actor, saver)}
+    own = {who: "their own" if who == alone else f"{names.get(str(who), 'someone')}'s" for who in (frame.actor, saver)}
     during = (f"{own[frame.actor]} attack on {names.get(target, 'someone')}" if target
               else f"{own[saver]} save, called by {actor}" if saver
               else _moment(decl, names) if getattr(decl, "moment", None) else f"{own[frame.actor]} action")
