@@ -779,6 +779,10 @@ def _errors(*statuses: int) -> dict[int, ResponseSpec]:
 
 SEATS_HELD = 100_000  # seats a server remembers (a few hundred bytes each) before it reads them again
 SEAT_TTL = 2.0  # seconds a seat read from the keep is trusted (a revoked token is refused by every server after it)
+#: Fights a server process holds in memory (each its state, options and views: a few MB for a fight of hundreds of
+#: events): past them the one used least recently is forgotten, and loaded again from the store when it is next
+#: asked for (a convention's server grew by every fight it had served, for good: an operator tester).
+FIGHTS_HELD = 16
 
 
 #: How :class:`Fights` finds the command staged for dice in a fight, as a seat sees it (None: none staged):
@@ -842,9 +846,25 @@ class Fights:
         the operator while the server ran, about to be created again): its seats, whose tokens the new fight's
         keep rows replace (they kept working in the new fight for up to SEAT_TTL: a tester), and what its views
         were built from (the heads by seq, the seat index, the set-up's end), none of which the new fight shares."""
-        for held in (self._views, self._heads, self._indexes, self._setups, self._loaded, self.appended):
-            held.pop(fight_id, None)
+        with self._guard:
+            for held in (self._views, self._heads, self._indexes, self._setups, self._loaded, self.appended):
+                held.pop(fight_id, None)
         self.forget_seats(fight_id)
+
+    def _used(self, fight_id: str, fight: Fight) -> None:
+        """Hold ``fight`` as the one used last; past :data:`FIGHTS_HELD`, forget the fights used least recently
+        and what their views were built from (all of it read again from the store when next asked for: what a seat
+        is answered does not change, only how soon)."""
+        with self._guard:
+            self._loaded.pop(fight_id, None)
+            self._loaded[fight_id] = fight
+            if len(self._loaded) <= FIGHTS_HELD:
+                return
+            while len(self._loaded) > FIGHTS_HELD:
+                del self._loaded[next(iter(self._loaded))]
+            for held in (self._views, self._heads, self._indexes, self._setups):
+                for other in [f for f in list(held) if f not in self._loaded]:  # (a snapshot: other threads add)
+                    held.pop(other, None)
 
     def lock(self, fight_id: str) -> threading.RLock:
         """The lock of one fight."""
@@ -862,9 +882,9 @@ class Fights:
         if fight is None:
             fight = Fight.load(self.store, fight_id)
             fight.dice = self.dice_for(fight_id, fight.state.seed_commitment)
-            self._loaded[fight_id] = fight
         elif isinstance(fight.dice, SeededDice) and fight.dice.commitment != fight.state.seed_commitment:
             fight.dice = self.dice_for(fight_id, fight.state.seed_commitment)  # another server revealed (C42)
+        self._used(fight_id, fight)
         return fight
 
     def _caught_up(self, fight_id: str, fight: Fight) -> bool:
@@ -1018,7 +1038,7 @@ class Fights:
                     raise placed from exc
                 raise
             fight.store = self.store
-            self._loaded[fight_id] = fight  # the fight as started is the fight loaded: no second replay
+            self._used(fight_id, fight)  # the fight as started is the fight loaded: no second replay
         self.poke(fight_id)
         return fight
 

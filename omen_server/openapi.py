@@ -16,6 +16,8 @@ cannot be used); every error is a problem document. Each GET but the stream's ge
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -68,54 +70,20 @@ BODIES: dict[tuple[str, str], type] = {("/fights", "post"): CreateFight,
                                        ("/fights/{fight_id}/settings", "post"): SettingsChange,
                                        ("/fights/{fight_id}/commands", "post"): CommandRequest,
                                        ("/fights/{fight_id}/staged", "post"): GiveDice}
-_ATTRIBUTES = {"STR": {"die": "d8", "bonus": 2}, "AGI": {"die": "d6"}, "INT": {"die": "d4"}, "RES": {"die": "d8"},
-               "FCS": {"die": "d6", "bonus": 1}}
-_KAEL = {"id": "kael", "name": "Kael Arden", "side": "wardens", "hp": 24, "will": 10, "attributes": _ATTRIBUTES,
-         "weapons": [{"id": "longsword", "name": "Longsword", "weapon_damage": 4, "hit_bonus": 1,
-                      "damage_type": "slashing", "parry_rating": 1}]}
+def _examples() -> dict[tuple[str, str], dict[str, tuple[str, Any]]]:
+    """The example bodies of the requests (``omen_server/data/openapi-examples.json``, by ``METHOD /path``): data,
+    not literals of the code, whose words would be message words (tests/engine_words.py) that no sheet's id or name
+    may be ("longsword", "kael" were refused once they were here)."""
+    raw = json.loads((Path(__file__).parent / "data" / "openapi-examples.json").read_text(encoding="utf-8"))
+    return {(key.partition(" ")[2], key.partition(" ")[0].lower()): {
+        name: (str(example["summary"]), example["value"]) for name, example in examples.items()}
+        for key, examples in raw.items()}
+
+
 #: Example bodies of the requests, by path and method: each a name, a summary and the value, which the server takes
-#: as it is (tests/server/test_openapi.py decodes each with the request's own decoder, and creates the fight and
-#: gives the command of its examples on a real app).
-EXAMPLES: dict[tuple[str, str], dict[str, tuple[str, Any]]] = {
-    ("/fights", "post"): {
-        "duel": ("A seeded duel of two sheets, the HP of others banded", {
-            "id": "duel", "title": "Ember Ford", "dice": "seeded", "hp_display": "banded", "combatants": [
-                _KAEL, {"id": "vesh", "name": "Vesh", "side": "raiders", "hp": 16, "attributes": _ATTRIBUTES}]}),
-        "manual-hidden": ("Physical dice typed in; Vesh hidden from the players until the GM reveals him", {
-            "id": "ambush", "dice": "manual", "hidden": ["vesh"], "notes": {"vesh": "flees at half HP"},
-            "combatants": [_KAEL,
-                           {"id": "vesh", "name": "Vesh", "side": "raiders", "hp": 16, "attributes": _ATTRIBUTES}]}),
-    },
-    ("/content", "post"): {
-        "sheet": ("One sheet written in TOML", {
-            "kind": "sheets", "name": "kael.toml",
-            "text": 'id = "kael"\nname = "Kael Arden"\nside = "wardens"\nhp = 24\n[attributes]\n'
-                    'STR = { die = "d8", bonus = 2 }\nAGI = { die = "d6" }\nINT = { die = "d4" }\n'
-                    'RES = { die = "d8" }\nFCS = { die = "d6" }\n'}),
-    },
-    ("/fights/{fight_id}/seats", "post"): {
-        "player": ("A player's seat, playing Kael", {"kind": "player", "name": "Alice", "combatants": ["kael"]}),
-        "spectator": ("A spectator's seat (a screen the table watches)", {"kind": "spectator", "name": "the table"}),
-    },
-    ("/fights/{fight_id}/settings", "post"): {
-        "exact-hp": ("Every seat sees exact HP", {"hp_display": "exact"}),
-        "reveal": ("Reveal a hidden combatant, and an ability's name", {"reveal": ["vesh"],
-                                                                        "reveal_effects": ["Hex Guard"]}),
-    },
-    ("/fights/{fight_id}/commands", "post"): {
-        "initiative": ("Roll initiative (seeded: the server rolls), at the version the client saw",
-                       {"command": {"command": "roll_initiative"}, "expected_version": 3}),
-        "attack-manual": ("An attack in a manual fight, its faces in C29 order",
-                          {"command": {"command": "declare_attack", "attacker": "kael", "target": "vesh",
-                                       "weapon": "longsword", "dice": [6, 3, 2]}}),
-        "staged": ("A player's attack whose defender's die is another seat's: staged until it is given",
-                   {"command": {"command": "declare_attack", "attacker": "kael", "target": "vesh", "dice": [6, 3]},
-                    "stage": True}),
-    },
-    ("/fights/{fight_id}/staged", "post"): {
-        "faces": ("The faces this seat was asked for, in order", {"id": "7f3a", "dice": [4]}),
-    },
-}
+#: as it is (tests/server/test_openapi.py decodes each with the request's own decoder, and creates the fights,
+#: makes the seats, changes the settings and gives the commands of its examples on a real app).
+EXAMPLES: dict[tuple[str, str], dict[str, tuple[str, Any]]] = _examples()
 #: The answers an operation gives besides what its handler's signature says (a handler answering raw bytes): by
 #: status, the type of the body.
 ANSWERS: dict[tuple[str, str], dict[int, tuple[type, str]]] = {

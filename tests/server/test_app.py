@@ -1245,6 +1245,31 @@ class TestLimits:
                                                                                    "name": "Zoë Ünal"})
         assert fine.status_code == 201 and fine.json()["seat"]["name"] == "Zoë Ünal"
 
+    def test_a_server_holds_a_bounded_number_of_fights_and_reloads_one_it_forgot(self, table: Any) -> None:
+        """A server process holds at most FIGHTS_HELD fights in memory (a convention's server grew with every
+        fight it had served: an operator tester): with more made and played, the least recently used is forgotten,
+        and, asked for again, answers as it did (its state, its events) and takes the next command."""
+        from omen_server.app import FIGHTS_HELD
+
+        fights = table.client.app.state.fights
+        states = {}
+        for n in range(FIGHTS_HELD + 3):
+            made = table.create(f"f{n}")
+            assert table.command({"command": "roll_initiative"}, fight_id=f"f{n}", token=made["gm_token"]
+                                 ).status_code == 201
+            states[f"f{n}"] = (made["gm_token"], table.client.get(f"/fights/f{n}/state",
+                                                                  headers=table.auth(made["gm_token"])).json())
+            assert len(fights._loaded) <= FIGHTS_HELD
+            assert set(fights._views) <= set(fights._loaded) and set(fights._heads) <= set(fights._loaded)
+        assert "f0" not in fights._loaded
+        token, before = states["f0"]
+        assert table.client.get("/fights/f0/state", headers=table.auth(token)).json() == before
+        events = table.client.get("/fights/f0/events?after=0", headers=table.auth(token)).json()["events"]
+        assert [e["seq"] for e in events] == list(range(1, before["head"]["seq"] + 1))
+        assert "f0" in fights._loaded and len(fights._loaded) <= FIGHTS_HELD
+        turn = before["turn"]
+        assert table.command({"command": "end_turn", "who": turn}, fight_id="f0", token=token).status_code == 201
+
 class TestHead:
     PATHS = ("/", "/table/duel", "/sheets", "/static/table.js", "/fights", "/fights?limit=1", "/fights/duel/seats",
              "/fights/duel/seat", "/fights/duel/settings", "/fights/duel/state", "/fights/duel/options",
