@@ -2605,6 +2605,30 @@ def test_a_players_turn_held_by_a_step_it_is_not_shown_says_the_table_waits_for_
     assert 'id="turn-waits"' not in fragment(table, table.gm)
 
 
+def test_a_players_turn_with_nothing_left_but_its_end_says_so_over_end_turn(table: Any) -> None:
+    """C23, C8: Kael (Alice's) moves out of Vesh's reach, Vesh's Attack of Opportunity hits and Alice Blocks it; Kael
+    has no Movement left and nothing else to give, and Alice's page says there is nothing left but to end the turn,
+    over her End turn (it said "the table waits for the GM" there: a GM tester's player waited)."""
+    table.create(dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    for command, token in (({"command": "roll_initiative", "dice": [1, 6]}, None),
+                           ({"command": "engage", "who": "kael", "others": ["vesh"]}, None),
+                           ({"command": "end_turn", "who": "vesh"}, None),
+                           ({"command": "move", "who": "kael", "leaves": ["vesh"]}, alice),
+                           ({"command": "react", "who": "vesh", "weapon": "knife", "dice": [8, 6, 1]}, None),
+                           ({"command": "answer_active_defense", "defender": "kael", "defense": "block",
+                             "dice": [8]}, alice)):
+        assert table.command(command, token=token).status_code == 201, command
+    options = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]
+    assert (options["turn"], options["waiting"]) == ("kael", None)
+    assert [o["command"] for o in options["offers"]] == ["end_turn"]
+    mine = fragment(table, alice)
+    assert _said(mine, '<section class="turn-commands" id="turn-commands"') == (
+        "Your turn: Kael Arden Nothing left to do this turn but end it: End turn, below.")
+    assert 'id="turn-waits"' not in mine and 'id="o-end_turn-kael"' in mine
+    assert 'id="turn-done"' not in fragment(table, table.gm)
+
+
 def test_an_initiative_tie_among_allies_tells_their_player_to_agree_and_the_gm_what_each_button_does(table: Any
                                                                                                      ) -> None:
     """C19: Kael and Brin (wardens, AGI d8 + 2 each) both roll 1: a tie among allies, which the GM records. Alice
