@@ -1684,7 +1684,10 @@ class TestPhysicalDice:
         mine, gms = fragment(table, alice), fragment(table, table.gm)
         for text in (mine, gms):
             assert 'class="command answer"' not in text
-            assert _said(text, '<h2 id="decision-h"', "</h2>") == "Answered, waiting for dice: Interrupt (C24)"
+        # the rule's id in the GM's heading; Alice's in words, its rule a muted reference after the costs (C24)
+        assert _said(gms, '<h2 id="decision-h"', "</h2>") == "Answered, waiting for dice: Interrupt (C24)"
+        assert _said(mine, '<h2 id="decision-h"', "</h2>") == "Answered, waiting for dice: Interrupt"
+        assert _said(mine, '<p class="who"', "</p>").endswith("· C24")
         assert _said(mine, '<p class="sent" id="decision-sent"', "</p>") == (
             "Your answer for Kael Arden: Strike with Longsword, sent. It waits for the GM's dice (the roll box "
             "above).")
