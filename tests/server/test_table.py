@@ -2669,6 +2669,34 @@ def test_a_lists_note_on_the_page_says_where_the_unlisted_may_be_named() -> None
                     "one, give the command with omen do or over HTTP")
 
 
+def test_the_gms_form_notes_are_words_that_promise_only_what_the_form_does(table: Any) -> None:
+    """The GM's forms' notes name no argument in backticks and offer nothing the form lacks: Engage's said
+    "`others` may name several combatants at once" over a select of one pair each (a GM tester); a contest's and an
+    ambush's said any skill, any combatants, where their selects hold one skill and whole sides; a condition a save
+    ends names the "applied by" select, not `by`."""
+    from omen_core.content import load_ruleset
+
+    ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
+    made = table.client.post("/fights", json={"id": "duel", "ruleset": ruleset,
+                                              "combatants": list(bundled_sheets().values())})
+    assert made.status_code == 201, made.text
+    table.gm = made.json()["gm_token"]
+    page = fragment(table, table.gm)
+    notes = {form: html.unescape(note) for form, inside in re.findall(
+        r'<form class="command[^"]*" id="([^"]+)"(.*?)</form>', page, re.S)
+        for note in re.findall(r'<p class="muted">([^<]*)</p>', inside)}
+    assert notes["o-engage-gm"] == "each pair is listed once: either way round, it is the same engagement"
+    assert notes["o-begin_ambush-gm"] == ("each choice has one side ambush all the others: for fewer, give the "
+                                          "command with omen do or over HTTP")
+    assert notes["o-contest-brin"].startswith("the choices here contest one skill: for another skill")
+    assert table.command({"command": "roll_initiative"}).status_code == 201
+    page = fragment(table, table.gm)
+    start = page.index('id="o-apply_condition-gm"')
+    said = html.unescape(page[start:page.index("</form>", start)])
+    assert "Poisoned: a save ends it (C40), opposed by whoever applied it: choose them under “applied by”" in said
+    assert "`" not in html.unescape(page)
+
+
 def test_a_player_of_several_combatants_reads_whose_each_ability_is(table: Any) -> None:
     """C37: Alice plays Kael (Healing Word) and Brin (none): her list says "(Kael Arden)" beside it, as the GM's
     does (a player of three combatants could not tell whose her abilities were: a GM tester's battle); a player of
