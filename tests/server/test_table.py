@@ -45,6 +45,15 @@ class TestPages:
             assert name in answer.text
         assert not re.search(r"(src|href)=\"(https?:)?//", answer.text), "nothing is loaded from elsewhere"
 
+    def test_the_setup_page_takes_sheet_files_and_an_ability_library_each_labelled(self, table: Any) -> None:
+        """GET / offers sheet files (several, .toml), an ability library's box and file, each with its label, and
+        marks the samples ticked for a first try (Kael's, Vesh's) for the script to untick beside the GM's own."""
+        page = table.client.get("/").text
+        for field, kind in (("setup-files", 'type="file" multiple accept=".toml"'),
+                            ("setup-abilities-file", 'type="file" accept=".toml"'), ("setup-abilities", "")):
+            assert f'<label for="{field}">' in page and re.search(f'<(input|textarea) id="{field}"[^>]*{kind}', page)
+        assert re.findall(r'value="(\w+)" checked data-default', page) == ["kael", "vesh"]
+
     def test_the_bundled_sheets_start_a_fight(self, table: Any) -> None:
         """GET /sheets gives the bundled sheets as JSON that POST /fights takes as they are."""
         sheets = table.client.get("/sheets").json()
