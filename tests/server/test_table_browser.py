@@ -1088,6 +1088,7 @@ def test_the_gm_chooses_sheet_files_and_an_ability_library_and_the_samples_step_
                 gm.set_input_files("#setup-abilities-file", str(files / "party-abilities.toml"))
                 expect(gm.locator("#setup-abilities-said")).to_have_text("Read from party-abilities.toml")
                 expect(gm.locator("#setup-abilities")).to_have_value(LIBRARY.replace("value = 1", "value = x"))
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
                 gm.screenshot(path=str(ARTIFACTS / "setup-files.png"), full_page=True)
                 gm.click("#setup button[type=submit]")
                 result = gm.locator("#setup-result")
