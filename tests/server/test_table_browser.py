@@ -1142,8 +1142,9 @@ def test_the_gm_chooses_sheet_files_and_an_ability_library_and_the_samples_step_
 def test_the_samples_follow_the_gms_own_sheets_until_the_gm_sets_one_and_a_library_needs_toml_sheets(
         tmp_path: Path) -> None:
     """On the set-up page the samples ticked for a first try are unticked by a pasted sheet and ticked again when the
-    box is emptied, a sample the GM unticks stays as the GM set it whatever is pasted after, and a library given with
-    no sheet in TOML to use it is refused, saying so, the library's box marked, nothing made."""
+    box is emptied, a sample the GM unticks stays as the GM set it whatever is pasted after, a library given with no
+    sheet in TOML to use it is refused, saying so, the library's box marked, nothing made, and the page (its file
+    inputs too) does not scroll sideways on a 390 px phone."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -1157,6 +1158,9 @@ def test_the_samples_follow_the_gms_own_sheets_until_the_gm_sets_one_and_a_libra
                 gm = watch.setup_page(browser, server)
                 gm.fill("#setup-json", GRELL)
                 expect(gm.locator(ticked)).to_have_count(0)
+                gm.set_viewport_size({"width": 390, "height": 844})  # (a fieldset took a file input's width: 394)
+                assert gm.evaluate("document.documentElement.scrollWidth") <= 390
+                gm.set_viewport_size({"width": 1280, "height": 900})
                 gm.fill("#setup-json", "")
                 expect(gm.locator(ticked)).to_have_count(2)
                 expect(gm.locator("#setup-samples-said")).to_have_text(
