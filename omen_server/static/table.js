@@ -244,6 +244,7 @@
     if (!described.includes(out.id)) field.setAttribute("aria-describedby", [...described, out.id].join(" "));
   }
 
+  // Every set-up field marked by a refusal, unmarked (a new press: the result line says something new).
   function unmark(form, out) {
     for (const field of $$("[aria-invalid]", form)) {
       field.removeAttribute("aria-invalid");
