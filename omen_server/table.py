@@ -655,16 +655,40 @@ def _offer_view(offer: Offer, index: int, names: dict[str, str], opened: Decisio
                      button=_ability_button(offer, choices, abilities or {}))
 
 
+#: Where the page gives a command the forms cannot: a choice the page does not list.
+_ELSEWHERE = "give the command with omen do or over HTTP"
+
+#: An offer's note as the API says it (``omen_core.options``, for a client that fills the arguments itself), and as
+#: the page's form says it: in words, no argument's name in backticks, and nothing the form cannot do (the GM's
+#: Engage read "`others` may name several combatants at once" over a select of one pair each: a GM tester).
+_PAGE_NOTES: tuple[tuple[str, str], ...] = (
+    (r"each pair once, either way round the same engagement; `others` may name several combatants at once",
+     "each pair is listed once: either way round, it is the same engagement"),
+    (r"each combatant's pairs list at most (\d+) others: any pair may be named \(the rules check it when given\)",
+     rf"each combatant's pairs list at most \1 others (those engaged first, then foes, then allies): to name "
+     rf"another pair, {_ELSEWHERE}"),
+    (r"ambushers and defenders: any of the combatants shown, on opposing sides",
+     f"each choice has one side ambush all the others: for fewer, {_ELSEWHERE}"),
+    (r"initiator and defender roll any skill or attribute their sheets allow \(as for static_check\)",
+     f"the choices here contest one skill: for another skill or an attribute, {_ELSEWHERE}"),
+    (r": a save ends it \(C40\), listed with each `by` it may take",
+     ": a save ends it (C40), opposed by whoever applied it: choose them under \u201capplied by\u201d"),
+    (r"not listed: name any \(the rules check it when given\)",
+     f"not in these lists (those engaged first, then foes, then allies): to name one, {_ELSEWHERE}"),
+)
+
+
 def _note_named(note: str, names: Mapping[str, str]) -> str:
-    """An offer's note as the page says it: an action called off by its card's number and whose it is by name
-    ("calls off #84 (attack declared by Vesh the Cinder-Hand)": it said "action 84" and the id, a GM tester); the
-    combatants a list leaves out, with where they may be named (the page's lists hold those listed alone: it said
-    "name any", with no field to name one in: a GM tester's 22 combatants)."""
+    """An offer's note as the page says it (:data:`_PAGE_NOTES`): an action called off by its card's number and
+    whose it is by name ("calls off #84 (attack declared by Vesh the Cinder-Hand)": it said "action 84" and the id, a
+    GM tester); the combatants a list leaves out, with where they may be named (the page's lists hold those listed
+    alone: it said "name any", with no field to name one in: a GM tester's 22 combatants); any argument still
+    named in backticks in words (``static_check`` as "static check")."""
     named = re.sub(r"\baction (\d+) \(([^()]*?) by ([^()\s]+)", lambda m: f"#{m.group(1)} ({m.group(2)} by "
                    f"{names.get(m.group(3), m.group(3))}", note)
-    return named.replace("not listed: name any (the rules check it when given)",
-                         "not in these lists (those engaged first, then foes, then allies): to name one, give the "
-                         "command with omen do or over HTTP")
+    for api, page in _PAGE_NOTES:
+        named = re.sub(api, page, named)
+    return re.sub(r"`([^`]*)`", lambda m: m.group(1).replace("_", " "), named)
 
 
 def _ability_names(offer: Offer, abilities: Mapping[str, str]) -> str:

@@ -152,28 +152,32 @@
 
   async function problemText(answer, form = null) {
     try {
-      const body = await answer.json();
-      const mine = fieldProblem(body, form);
-      if (mine) return mine;
-      const type = String(body.type || "");
-      if (type.endsWith("/dice-staged")) {
-        // in the page's words, once: whose dice go first, and the roll box's own button (not the API's path)
-        const panel = $(".table-panel");
-        const mineNow = panel && panel.dataset.staged === "yours";
-        const who = (/waits for (.+)'s dice/.exec(String(body.detail || "")) || [])[1] || "another seat";
-        return mineNow ? "Not sent: your dice are awaited first: give them in the roll box above (or withdraw that command there with \u201cWithdraw the command\u201d)."
-          : `Not sent: ${who}'s dice are awaited first for the command staged in the roll box above; send this once they are in (the GM or the seat that gave it may \u201cWithdraw the command\u201d there).`;
-      }
-      if (type.endsWith("/surplus-faces")) {
-        const detail = String(body.detail || "").replace(/ \(give yours alone; with "stage": true the command then waits for theirs\)/,
-          " (type yours alone: the command then waits for theirs)");
-        return `Not sent: more faces than this seat's dice: ${detail}`;
-      }
-      const needed = body.needed && body.needed.length ? ` Dice to roll: ${body.needed.join("; ")}.` : "";
-      return `${body.title || answer.status}: ${inWords(body)}${needed}`;
+      return problemSaid(await answer.json(), answer.status, form);
     } catch (_) {
       return `the server answered ${answer.status}`;
     }
+  }
+
+  // A problem document (its JSON) in the page's words; `form`: the form whose command it refuses, if any.
+  function problemSaid(body, status, form = null) {
+    const mine = fieldProblem(body, form);
+    if (mine) return mine;
+    const type = String(body.type || "");
+    if (type.endsWith("/dice-staged")) {
+      // in the page's words, once: whose dice go first, and the roll box's own button (not the API's path)
+      const panel = $(".table-panel");
+      const mineNow = panel && panel.dataset.staged === "yours";
+      const who = (/waits for (.+)'s dice/.exec(String(body.detail || "")) || [])[1] || "another seat";
+      return mineNow ? "Not sent: your dice are awaited first: give them in the roll box above (or withdraw that command there with \u201cWithdraw the command\u201d)."
+        : `Not sent: ${who}'s dice are awaited first for the command staged in the roll box above; send this once they are in (the GM or the seat that gave it may \u201cWithdraw the command\u201d there).`;
+    }
+    if (type.endsWith("/surplus-faces")) {
+      const detail = String(body.detail || "").replace(/ \(give yours alone; with "stage": true the command then waits for theirs\)/,
+        " (type yours alone: the command then waits for theirs)");
+      return `Not sent: more faces than this seat's dice: ${detail}`;
+    }
+    const needed = body.needed && body.needed.length ? ` Dice to roll: ${body.needed.join("; ")}.` : "";
+    return `${body.title || status}: ${inWords(body)}${needed}`;
   }
 
   // -- the set-up page ------------------------------------------------------------------------------------------
@@ -190,38 +194,128 @@
     return kept;
   }
 
-  // What a set-up box holds, as POST /fights takes it: JSON as it is; anything else is TOML, as omen run reads it,
-  // which the server reads (POST /content: its errors name the line and the field); undefined for an empty box,
-  // null when it could not be read (the reason is shown in `out`).
-  async function pastedContent(kind, text, headers, out) {
+  // What a set-up box (or a file chosen) holds, as POST /fights takes it: JSON as it is; anything else is TOML, as
+  // omen run reads it, which the server reads (POST /content: its errors name the line and the field, in `name`, a
+  // file's own name; with sheets, `abilities`, a library whose abilities they list by id, errors at $.abilities
+  // naming it by `abilities_name`); undefined for an empty box, null when it could not be read (the reason is shown
+  // in `out`, and the field at fault is marked: `fields`, the field of the text and of the library).
+  const inJson = (text) => /^\s*(\{|\[\s*([{\]]|$))/.test(text); // an object, or a list of objects
+  async function pastedContent(kind, text, headers, out, more = {}, fields = {}) {
     const given = text.trim();
     if (!given) return undefined;
-    if (/^[{]/.test(given) || /^\[\s*([{\]]|$)/.test(given)) {  // an object, or a list of objects: JSON
+    if (inJson(given)) {
       try {
         return JSON.parse(given);
       } catch (error) {
-        out.textContent = `${kind === "sheets" ? "The pasted sheets are" : "The pasted ruleset is"} not JSON: ` +
-          error.message;
+        const what = more.name ? `${more.name} is` : kind === "sheets" ? "The pasted sheets are" : "The pasted ruleset is";
+        refused(out, `${what} not JSON: ${error.message}`, fields.text);
         return null;
       }
     }
+    const sent = { kind, text: given };
+    for (const key of ["name", "abilities", "abilities_name"]) if (more[key]) sent[key] = more[key];
     let answer;
     try {
-      answer = await fetch("/content", { method: "POST", headers, body: JSON.stringify({ kind, text: given }) });
+      answer = await fetch("/content", { method: "POST", headers, body: JSON.stringify(sent) });
     } catch (error) {
       out.textContent = `The server did not answer (${error.message}); try again.`;
       return null;
     }
     if (!answer.ok) {
-      out.textContent = await problemText(answer);
+      let body = {};
+      try {
+        body = await answer.json();
+      } catch (_) { /* said by its status */ }
+      refused(out, body && body.detail ? problemSaid(body, answer.status) : `the server answered ${answer.status}`,
+        body && body.field === "$.abilities" ? fields.abilities : fields.text);
       return null;
     }
     const read = await answer.json();
     return kind === "sheets" ? read.sheets : read.ruleset;
   }
 
+  // A set-up refused: said in the result line (a live region), and the field at fault, if any, marked invalid and
+  // described by it, until the next press.
+  function refused(out, text, field = null) {
+    out.textContent = text;
+    if (!field) return;
+    field.setAttribute("aria-invalid", "true");
+    const described = (field.getAttribute("aria-describedby") || "").split(" ").filter(Boolean);
+    if (!described.includes(out.id)) field.setAttribute("aria-describedby", [...described, out.id].join(" "));
+  }
+
+  // Every set-up field marked by a refusal, unmarked (a new press: the result line says something new).
+  function unmark(form, out) {
+    for (const field of $$("[aria-invalid]", form)) {
+      field.removeAttribute("aria-invalid");
+      const described = (field.getAttribute("aria-describedby") || "").split(" ").filter((id) => id && id !== out.id);
+      if (described.length) field.setAttribute("aria-describedby", described.join(" "));
+      else field.removeAttribute("aria-describedby");
+    }
+  }
+
+  // The sample sheets ticked for a first try (Kael, Vesh) are unticked once the GM adds sheets of their own (pasted
+  // or chosen as files), and ticked again should those go, so that a GM's fight gets no two strangers beside their
+  // own (a tester); a sample the GM ticks or unticks is theirs to set from then on, left as they set it.
+  function followSamples(form) {
+    const defaults = $$("input[name=sheet][data-default]", form);
+    const said = $("#setup-samples-said", form);
+    let touched = false;
+    for (const box of $$("input[name=sheet]", form)) box.addEventListener("change", () => { touched = true; });
+    return () => {
+      if (touched) return;
+      const files = $("#setup-files", form);
+      const own = Boolean($("#setup-json", form).value.trim()) || Boolean(files && files.files.length);
+      const changed = defaults.filter((box) => box.checked === own);
+      if (!changed.length) return;
+      for (const box of changed) box.checked = !own;
+      const names = changed.map((box) => box.parentElement.textContent.replace(/\(.*$/, "").trim()).join(" and ");
+      if (said) {
+        said.textContent = own ? `${names} unticked: the fight has your own sheets. Tick a sample to add it too.`
+          : `${names} ticked again: no sheets of your own yet.`;
+      }
+    };
+  }
+
+  // The files a set-up input has chosen, read in the page (nothing is sent until the fight is created): each its
+  // name (what the server's errors call it) and text.
+  async function readFiles(input) {
+    const chosen = input ? Array.from(input.files) : [];
+    return Promise.all(chosen.map(async (file) => ({ name: file.name.slice(0, 200), text: await file.text() })));
+  }
+
   async function setup(form) {
     const kept = creationToken(form);
+    const samples = followSamples(form);
+    const files = $("#setup-files", form);
+    const filesSaid = $("#setup-files-said", form);
+    const library = $("#setup-abilities", form);
+    const libraryFile = $("#setup-abilities-file", form);
+    const librarySaid = $("#setup-abilities-said", form);
+    let libraryRead = null; // the library file read into its box: {name, text}, its name said while the box holds it
+    $("#setup-json", form).addEventListener("input", samples);
+    if (files) {
+      files.addEventListener("change", () => {
+        const names = Array.from(files.files, (file) => file.name);
+        if (filesSaid) filesSaid.textContent = names.length ? `Chosen: ${names.join(", ")}` : "";
+        samples();
+      });
+    }
+    if (libraryFile && library) {
+      // the library's file is read into its box, where the GM sees what will be sent; its errors name the file while
+      // the box holds its text as read
+      libraryFile.addEventListener("change", async () => {
+        const [read] = await readFiles(libraryFile);
+        if (!read) return;
+        libraryRead = read;
+        library.value = read.text;
+        if (librarySaid) librarySaid.textContent = `Read from ${read.name}`;
+      });
+      library.addEventListener("input", () => {
+        if (librarySaid && libraryRead && library.value !== libraryRead.text) librarySaid.textContent = "";
+      });
+    }
+    samples(); // a box the browser kept filled across a reload
     // one creation at a time: a second press while the first is on its way makes no second fight; once made, the
     // button says that pressing it again makes another (the form stayed as it was: a new GM, a tester)
     form.addEventListener("submit", async (event) => {
@@ -235,41 +329,105 @@
       }
     });
 
+    // Every sheet of the fight with where it comes from (what the page says of it): the samples ticked, the pasted
+    // box's, each file's; null when one could not be read (said in `out`).
+    async function sheetsOf(headers, out, picked) {
+      let sheets = [];
+      if (picked.length) {
+        const bundled = await (await fetch("/sheets")).json();
+        sheets = picked.map((id) => ({ sheet: bundled[id], from: "the samples ticked above", sample: true }));
+      }
+      const abilities = library ? library.value.trim() : "";
+      const more = abilities ? { abilities } : {};
+      if (abilities && libraryRead && library.value === libraryRead.text) more.abilities_name = libraryRead.name;
+      let used = false; // whether the library went with a sheet in TOML
+      const box = $("#setup-json", form);
+      const pasted = await pastedContent("sheets", box.value, headers, out, more, { text: box, abilities: library });
+      if (pasted === null) return null;
+      if (pasted !== undefined) {
+        used = used || !inJson(box.value);
+        sheets = sheets.concat((Array.isArray(pasted) ? pasted : [pasted]).map((sheet) => ({ sheet,
+          from: "the pasted sheets" })));
+      }
+      for (const file of await readFiles(files)) {
+        if (!file.text.trim()) {
+          refused(out, `Not created: ${file.name} is empty.`, files);
+          return null;
+        }
+        const read = await pastedContent("sheets", file.text, headers, out, { ...more, name: file.name },
+          { text: files, abilities: library });
+        if (read === null) return null;
+        used = used || !inJson(file.text);
+        sheets = sheets.concat((Array.isArray(read) ? read : [read]).map((sheet) => ({ sheet, from: file.name })));
+      }
+      if (abilities && !used) {
+        refused(out, "Not created: the ability library is for sheets written in TOML (chosen as files or pasted), "
+          + "and there is none: the samples and sheets in JSON have their abilities written out already.", library);
+        return null;
+      }
+      return sheets;
+    }
+
+    // Two sheets of one id, said by where each comes from, not as the server's list index ("has already joined
+    // (at $.combatants[2].id)" named a list the GM never wrote: found by a tester); "" when there are none.
+    function clashOf(sheets) {
+      const seen = new Map();
+      for (const one of sheets) {
+        const id = one.sheet && one.sheet.id;
+        const first = seen.get(id);
+        if (first === undefined) {
+          seen.set(id, one);
+          continue;
+        }
+        const name = one.sheet.name || id;
+        if (first.sample) {
+          const holds = one.from === "the pasted sheets" ? "the pasted sheets hold" : `${one.from} holds`;
+          const which = one.from === "the pasted sheets" ? "the pasted one" : `the one in ${one.from}`;
+          return `Not created: ${holds} ${name} (id "${id}"), and the bundled sheet with that id is ticked above: `
+            + `untick it, or give ${which} another id.`;
+        }
+        const where = first.from === one.from ? `${one.from} holds two sheets` : `${first.from} and ${one.from} both hold a sheet`;
+        return `Not created: ${where} with the id "${id}" (${name}): give one of them another id, or leave one out.`;
+      }
+      return "";
+    }
+
+    // A refusal of POST /fights at one sheet ($.combatants[2].abilities[0]): said at that sheet, by its name and
+    // where it comes from ("in kael.toml, Kael Arden's sheet, at $.abilities[0]"), not the list's index.
+    function atSheet(body, sheets) {
+      const at = /^\$\.combatants\[(\d+)\](.*)$/.exec(String(body.field || ""));
+      const one = at && sheets[Number(at[1])];
+      if (!one) return body;
+      const said = `in ${one.from}, ${one.sheet.name || one.sheet.id}'s sheet${at[2] ? `, at $${at[2]}` : ""}`;
+      const detail = String(body.detail || "");
+      const tail = ` (at ${body.field})`;
+      return { ...body, detail: detail.endsWith(tail) ? `${detail.slice(0, -tail.length)} (${said})` : `${detail} (${said})` };
+    }
+
     async function create() {
       const out = $("#setup-result");
+      unmark(form, out);
       out.textContent = "Creating the fight...";
-      let combatants = [];
       const picked = $$("input[name=sheet]:checked", form).map((box) => box.value);
-      if (picked.length) {
-        const sheets = await (await fetch("/sheets")).json();
-        combatants = picked.map((id) => sheets[id]);
-      }
       const headers = { "Content-Type": "application/json" };
       const token = kept || ($("#setup-token", form) || { value: "" }).value.trim();
       if (token) headers.Authorization = `Bearer ${token}`;
-      const pasted = await pastedContent("sheets", $("#setup-json", form).value, headers, out);
-      if (pasted === null) return;
-      if (pasted !== undefined) {
-        const mine = Array.isArray(pasted) ? pasted : [pasted];
-        // a pasted sheet whose id a ticked one has: said in the page's terms, not as the server's list index
-        // ("has already joined (at $.combatants[2].id)" named a list the GM never wrote: found by a tester)
-        const clash = mine.find((sheet) => sheet && picked.includes(sheet.id));
-        if (clash) {
-          out.textContent = `Not created: the pasted sheets hold ${clash.name || clash.id} (id "${clash.id}"), and `
-            + `the bundled sheet with that id is ticked above: untick it, or give the pasted one another id.`;
-          return;
-        }
-        combatants = combatants.concat(mine);
+      const sheets = await sheetsOf(headers, out, picked);
+      if (sheets === null) return;
+      const clash = clashOf(sheets);
+      if (clash) {
+        out.textContent = clash;
+        return;
       }
       const body = {
         title: $("#setup-title", form).value,
         dice: $("input[name=dice]:checked", form).value,
         hp_display: $("#setup-hp", form).value,
-        combatants,
+        combatants: sheets.map((one) => one.sheet),
       };
       // a table's own ruleset (its conditions: a GM could not start a fight with Burning from the page: a tester)
-      const ruleset = await pastedContent("ruleset", ($("#setup-ruleset", form) || { value: "" }).value, headers,
-        out);
+      const rules = $("#setup-ruleset", form);
+      const ruleset = await pastedContent("ruleset", (rules || { value: "" }).value, headers, out, {}, { text: rules });
       if (ruleset === null) return;
       if (ruleset !== undefined) body.ruleset = ruleset;
       // one key for this fight's creation: a request whose answer is lost on the way is sent again with it, and
@@ -290,7 +448,12 @@
         }
       }
       if (!answer.ok) {
-        out.textContent = await problemText(answer);
+        let refusal = null;
+        try {
+          refusal = await answer.json();
+        } catch (_) { /* said by its status */ }
+        out.textContent = refusal ? problemSaid(atSheet(refusal, sheets), answer.status)
+          : `the server answered ${answer.status}`;
         return;
       }
       const made = await answer.json();

@@ -45,6 +45,15 @@ class TestPages:
             assert name in answer.text
         assert not re.search(r"(src|href)=\"(https?:)?//", answer.text), "nothing is loaded from elsewhere"
 
+    def test_the_setup_page_takes_sheet_files_and_an_ability_library_each_labelled(self, table: Any) -> None:
+        """GET / offers sheet files (several, .toml), an ability library's box and file, each with its label, and
+        marks the samples ticked for a first try (Kael's, Vesh's) for the script to untick beside the GM's own."""
+        page = table.client.get("/").text
+        for field, kind in (("setup-files", 'type="file" multiple accept=".toml"'),
+                            ("setup-abilities-file", 'type="file" accept=".toml"'), ("setup-abilities", "")):
+            assert f'<label for="{field}">' in page and re.search(f'<(input|textarea) id="{field}"[^>]*{kind}', page)
+        assert re.findall(r'value="(\w+)" checked data-default', page) == ["kael", "vesh"]
+
     def test_the_bundled_sheets_start_a_fight(self, table: Any) -> None:
         """GET /sheets gives the bundled sheets as JSON that POST /fights takes as they are."""
         sheets = table.client.get("/sheets").json()
@@ -1684,7 +1693,10 @@ class TestPhysicalDice:
         mine, gms = fragment(table, alice), fragment(table, table.gm)
         for text in (mine, gms):
             assert 'class="command answer"' not in text
-            assert _said(text, '<h2 id="decision-h"', "</h2>") == "Answered, waiting for dice: Interrupt (C24)"
+        # the rule's id in the GM's heading; Alice's in words, its rule a muted reference after the costs (C24)
+        assert _said(gms, '<h2 id="decision-h"', "</h2>") == "Answered, waiting for dice: Interrupt (C24)"
+        assert _said(mine, '<h2 id="decision-h"', "</h2>") == "Answered, waiting for dice: Interrupt"
+        assert _said(mine, '<p class="who"', "</p>").endswith("· C24")
         assert _said(mine, '<p class="sent" id="decision-sent"', "</p>") == (
             "Your answer for Kael Arden: Strike with Longsword, sent. It waits for the GM's dice (the roll box "
             "above).")
@@ -2605,6 +2617,30 @@ def test_a_players_turn_held_by_a_step_it_is_not_shown_says_the_table_waits_for_
     assert 'id="turn-waits"' not in fragment(table, table.gm)
 
 
+def test_a_players_turn_with_nothing_left_but_its_end_says_so_over_end_turn(table: Any) -> None:
+    """C23, C8: Kael (Alice's) moves out of Vesh's reach, Vesh's Attack of Opportunity hits and Alice Blocks it; Kael
+    has no Movement left and nothing else to give, and Alice's page says there is nothing left but to end the turn,
+    over her End turn (it said "the table waits for the GM" there: a GM tester's player waited)."""
+    table.create(dice="manual")
+    alice = _seat(table, "Alice", "kael")
+    for command, token in (({"command": "roll_initiative", "dice": [1, 6]}, None),
+                           ({"command": "engage", "who": "kael", "others": ["vesh"]}, None),
+                           ({"command": "end_turn", "who": "vesh"}, None),
+                           ({"command": "move", "who": "kael", "leaves": ["vesh"]}, alice),
+                           ({"command": "react", "who": "vesh", "weapon": "knife", "dice": [8, 6, 1]}, None),
+                           ({"command": "answer_active_defense", "defender": "kael", "defense": "block",
+                             "dice": [8]}, alice)):
+        assert table.command(command, token=token).status_code == 201, command
+    options = table.client.get("/fights/duel/options", headers=table.auth(alice)).json()["options"]
+    assert (options["turn"], options["waiting"]) == ("kael", None)
+    assert [o["command"] for o in options["offers"]] == ["end_turn"]
+    mine = fragment(table, alice)
+    assert _said(mine, '<section class="turn-commands" id="turn-commands"') == (
+        "Your turn: Kael Arden Nothing left to do this turn but end it: End turn, below.")
+    assert 'id="turn-waits"' not in mine and 'id="o-end_turn-kael"' in mine
+    assert 'id="turn-done"' not in fragment(table, table.gm)
+
+
 def test_an_initiative_tie_among_allies_tells_their_player_to_agree_and_the_gm_what_each_button_does(table: Any
                                                                                                      ) -> None:
     """C19: Kael and Brin (wardens, AGI d8 + 2 each) both roll 1: a tie among allies, which the GM records. Alice
@@ -2640,6 +2676,34 @@ def test_a_lists_note_on_the_page_says_where_the_unlisted_may_be_named() -> None
     said = _note_named("9 more combatant(s) not listed: name any (the rules check it when given)", {})
     assert said == ("9 more combatant(s) not in these lists (those engaged first, then foes, then allies): to name "
                     "one, give the command with omen do or over HTTP")
+
+
+def test_the_gms_form_notes_are_words_that_promise_only_what_the_form_does(table: Any) -> None:
+    """The GM's forms' notes name no argument in backticks and offer nothing the form lacks: Engage's said
+    "`others` may name several combatants at once" over a select of one pair each (a GM tester); a contest's and an
+    ambush's said any skill, any combatants, where their selects hold one skill and whole sides; a condition a save
+    ends names the "applied by" select, not `by`."""
+    from omen_core.content import load_ruleset
+
+    ruleset = msgspec.to_builtins(load_ruleset(Path(__file__).parents[1] / "data" / "c40-ruleset.toml"))
+    made = table.client.post("/fights", json={"id": "duel", "ruleset": ruleset,
+                                              "combatants": list(bundled_sheets().values())})
+    assert made.status_code == 201, made.text
+    table.gm = made.json()["gm_token"]
+    page = fragment(table, table.gm)
+    notes = {form: html.unescape(note) for form, inside in re.findall(
+        r'<form class="command[^"]*" id="([^"]+)"(.*?)</form>', page, re.S)
+        for note in re.findall(r'<p class="muted">([^<]*)</p>', inside)}
+    assert notes["o-engage-gm"] == "each pair is listed once: either way round, it is the same engagement"
+    assert notes["o-begin_ambush-gm"] == ("each choice has one side ambush all the others: for fewer, give the "
+                                          "command with omen do or over HTTP")
+    assert notes["o-contest-brin"].startswith("the choices here contest one skill: for another skill")
+    assert table.command({"command": "roll_initiative"}).status_code == 201
+    page = fragment(table, table.gm)
+    start = page.index('id="o-apply_condition-gm"')
+    said = html.unescape(page[start:page.index("</form>", start)])
+    assert "Poisoned: a save ends it (C40), opposed by whoever applied it: choose them under “applied by”" in said
+    assert "`" not in html.unescape(page)
 
 
 def test_a_player_of_several_combatants_reads_whose_each_ability_is(table: Any) -> None:

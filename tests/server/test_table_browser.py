@@ -989,10 +989,10 @@ def test_the_gm_makes_an_ability_name_public_and_another_fights_link_opens_no_ha
 
 def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_path: Path) -> None:
     """The set-up page takes what a GM wrote for ``omen run``: Vesh's sheet file and a ruleset file with a
-    condition of the table's own, pasted as TOML (it took JSON alone: a GM could not paste their files). A typo
-    is said with its line and field and makes nothing, and so is a pasted sheet whose id a ticked bundled sheet has
-    (it named "$.combatants[2].id", a list the GM never wrote: a tester); fixed, the fight starts with the pasted
-    sheet and Burning in its ruleset."""
+    condition of the table's own, pasted as TOML (it took JSON alone: a GM could not paste their files). The pasted
+    sheet unticks the samples ticked for a first try; a typo is said with its line and field and makes nothing, and
+    so is a pasted sheet whose id a sample the GM ticks again has (it named "$.combatants[2].id", a list the GM never
+    wrote: a tester); fixed, the fight starts with the pasted sheet, Kael ticked, and Burning in its ruleset."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = find_chromium()
@@ -1008,7 +1008,13 @@ def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_pa
             try:
                 gm = watch.setup_page(browser, server)
                 gm.fill("#setup-title", "From the GM's files")
-                gm.fill("#setup-json", vesh)  # Vesh ticked above too: said in the page's terms, nothing made
+                gm.fill("#setup-json", vesh)  # the samples ticked for a first try are unticked
+                expect(gm.locator("input[name=sheet]:checked")).to_have_count(0)
+                expect(gm.locator("#setup-samples-said")).to_have_text(
+                    "Kael Arden and Vesh the Cinder-Hand unticked: the fight has your own sheets. Tick a sample to "
+                    "add it too.")
+                gm.check("input[name=sheet][value=kael]")
+                gm.check("input[name=sheet][value=vesh]")  # Vesh ticked too: said in the page's terms, nothing made
                 gm.click("#setup button[type=submit]")
                 expect(gm.locator("#setup-result")).to_have_text(
                     'Not created: the pasted sheets hold Vesh the Cinder-Hand (id "vesh"), and the bundled sheet with '
@@ -1035,6 +1041,148 @@ def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_pa
                 gm.screenshot(path=str(ARTIFACTS / "setup-toml.png"))
                 assert watch.errors == ["Failed to load resource: the server responded with a status of 422 "
                                         "(Unprocessable Entity)"] and watch.outside == [], (watch.errors, watch.outside)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+
+
+#: A library of the table's own abilities, as a scenario's abilities file (docs/abilities.md).
+LIBRARY = ('# the party\'s abilities\n[abilities.hex_guard]\nname = "Hex Guard"\nuse = "trigger"\n'
+           'trigger = { moment = "attack.declared", owner = "target" }\ncost = { will = 1 }\n'
+           'effects = [{ kind = "modifier", total = "defense", value = 1 }]\n')
+_FIVE = "".join(f'{a} = {{ die = "d6", bonus = 1 }}\n' for a in ("STR", "AGI", "INT", "RES", "FCS"))
+TAMSIN = ('id = "tamsin"\nname = "Tamsin Reed"\nside = "heroes"\nhp = 18\nwill = 6\nabilities = ["hex_guard"]\n'
+          '[attributes]\n' + _FIVE)
+GRELL = 'id = "grell"\nname = "Grell the Hound"\nside = "raiders"\nhp = 14\n[attributes]\n' + _FIVE
+
+
+def test_the_gm_chooses_sheet_files_and_an_ability_library_and_the_samples_step_aside(tmp_path: Path) -> None:
+    """The set-up page reads the GM's sheet files (two chosen at once) and ability library file in the page and unticks
+    the samples, says each refusal by the file at fault (a library's line, a sheet file's line, an ability the
+    library lacks at its sheet, one id in two places) with nothing made, and then makes the fight of the GM's two
+    sheets alone, Tamsin's Hex Guard written out from the library (a GM could neither choose files nor give a
+    library, and got Kael and Vesh beside their own: a tester)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    watch = Watch(f"http://127.0.0.1:{server.port}")
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "tamsin.toml").write_text(TAMSIN)
+    (files / "grell.toml").write_text(GRELL.replace("hp = 14", 'hp = "fourteen"'))
+    (files / "party-abilities.toml").write_text(LIBRARY.replace("value = 1", "value = x"))
+    try:
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.setup_page(browser, server)
+                gm.set_viewport_size({"width": 1280, "height": 800})
+                gm.fill("#setup-title", "Tamsin at the mill")
+                expect(gm.locator("input[name=sheet]:checked")).to_have_count(2)  # Kael and Vesh, for a first try
+                gm.set_input_files("#setup-files", [str(files / "tamsin.toml"), str(files / "grell.toml")])
+                expect(gm.locator("#setup-files-said")).to_have_text("Chosen: tamsin.toml, grell.toml")
+                expect(gm.locator("input[name=sheet]:checked")).to_have_count(0)
+                expect(gm.locator("#setup-samples-said")).to_contain_text("unticked: the fight has your own sheets")
+                gm.set_input_files("#setup-abilities-file", str(files / "party-abilities.toml"))
+                expect(gm.locator("#setup-abilities-said")).to_have_text("Read from party-abilities.toml")
+                expect(gm.locator("#setup-abilities")).to_have_value(LIBRARY.replace("value = 1", "value = x"))
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                gm.screenshot(path=str(ARTIFACTS / "setup-files.png"), full_page=True)
+                gm.click("#setup button[type=submit]")
+                result = gm.locator("#setup-result")
+                wrong = 1 + next(i for i, text in enumerate(LIBRARY.splitlines()) if "value = 1" in text)
+                expect(result).to_contain_text(f"The content does not validate: party-abilities.toml:{wrong}: ")
+                expect(gm.locator("#setup-abilities")).to_have_attribute("aria-invalid", "true")
+                assert "setup-result" in str(gm.locator("#setup-abilities").get_attribute("aria-describedby"))
+                gm.fill("#setup-abilities", LIBRARY)  # mended in its box: its errors no longer name the file
+                expect(gm.locator("#setup-abilities-said")).to_have_text("")
+                gm.click("#setup button[type=submit]")
+                line = 1 + next(i for i, text in enumerate(GRELL.splitlines()) if text.startswith("hp = "))
+                expect(result).to_have_text(
+                    f"The content does not validate: grell.toml:{line}: Expected `int`, got `str` (at $.hp)")
+                expect(gm.locator("#setup-abilities")).not_to_have_attribute("aria-invalid", "true")
+                expect(gm.locator("#setup-files")).to_have_attribute("aria-invalid", "true")
+                gm.screenshot(path=str(ARTIFACTS / "setup-files-refused.png"), full_page=True)
+                # a sheet listing an ability the library lacks: the fight's refusal said at that sheet, by its file
+                (files / "grell.toml").write_text(GRELL)
+                (files / "tamsin.toml").write_text(TAMSIN.replace('["hex_guard"]', '["hex_guard", "war_cry"]'))
+                gm.set_input_files("#setup-files", [str(files / "tamsin.toml"), str(files / "grell.toml")])
+                gm.click("#setup button[type=submit]")
+                expect(result).to_contain_text("'war_cry', which is neither shipped nor written out")
+                expect(result).to_contain_text("(in tamsin.toml, Tamsin Reed's sheet, at $.abilities[1]) (C37)")
+                # one id in two places: said by both
+                (files / "tamsin.toml").write_text(TAMSIN)
+                gm.set_input_files("#setup-files", [str(files / "tamsin.toml"), str(files / "grell.toml")])
+                gm.fill("#setup-json", GRELL)
+                gm.click("#setup button[type=submit]")
+                expect(result).to_have_text('Not created: the pasted sheets and grell.toml both hold a sheet with the '
+                                            'id "grell" (Grell the Hound): give one of them another id, or leave one '
+                                            "out.")
+                assert server.call("GET", "/fights")[1]["fights"] == []
+                gm.fill("#setup-json", "")
+                gm.click("#setup button[type=submit]")
+                link = gm.locator("#gm-link")
+                expect(link).to_be_visible()
+                fight = str(link.get_attribute("href")).split("/table/")[1].split("#")[0]
+                token = str(link.get_attribute("href")).split("#token=")[1]
+                status, state = server.call("GET", f"/fights/{fight}/state", token=token)
+                assert status == 200 and sorted(c["id"] for c in state["combatants"]) == ["grell", "tamsin"], state
+                status, table = server.send("GET", f"/fights/{fight}/table", token=token)
+                assert status == 200 and "Hex Guard" in table.decode(), "Tamsin's ability, from the library"
+                assert [e for e in watch.errors if "status of 422" not in e] == [] and watch.outside == [], \
+                    (watch.errors, watch.outside)
+            finally:
+                browser.close()
+    finally:
+        server.stop()
+
+
+def test_the_samples_follow_the_gms_own_sheets_until_the_gm_sets_one_and_a_library_needs_toml_sheets(
+        tmp_path: Path) -> None:
+    """On the set-up page the samples ticked for a first try are unticked by a pasted sheet and ticked again when the
+    box is emptied, a sample the GM unticks stays as the GM set it whatever is pasted after, a library given with no
+    sheet in TOML to use it is refused, saying so, the library's box marked, nothing made, and the page (its file
+    inputs too) does not scroll sideways on a 390 px phone."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = find_chromium()
+    server = Server(tmp_path)
+    watch = Watch(f"http://127.0.0.1:{server.port}")
+    ticked = "input[name=sheet]:checked"
+    try:
+        with sync_playwright() as pw:
+            browser = launch(pw, chromium)
+            try:
+                gm = watch.setup_page(browser, server)
+                gm.fill("#setup-json", GRELL)
+                expect(gm.locator(ticked)).to_have_count(0)
+                gm.set_viewport_size({"width": 390, "height": 844})  # (a fieldset took a file input's width: 394)
+                assert gm.evaluate("document.documentElement.scrollWidth") <= 390
+                gm.set_viewport_size({"width": 1280, "height": 900})
+                gm.fill("#setup-json", "")
+                expect(gm.locator(ticked)).to_have_count(2)
+                expect(gm.locator("#setup-samples-said")).to_have_text(
+                    "Kael Arden and Vesh the Cinder-Hand ticked again: no sheets of your own yet.")
+                gm.uncheck("input[name=sheet][value=vesh]")  # the GM's own choice from now on
+                gm.fill("#setup-json", GRELL)
+                gm.fill("#setup-json", "")
+                expect(gm.locator("input[name=sheet][value=kael]")).to_be_checked()
+                expect(gm.locator("input[name=sheet][value=vesh]")).not_to_be_checked()
+                gm.check("input[name=sheet][value=skarn]")
+                gm.fill("#setup-abilities", LIBRARY)
+                gm.click("#setup button[type=submit]")
+                expect(gm.locator("#setup-result")).to_have_text(
+                    "Not created: the ability library is for sheets written in TOML (chosen as files or pasted), and "
+                    "there is none: the samples and sheets in JSON have their abilities written out already.")
+                expect(gm.locator("#setup-abilities")).to_have_attribute("aria-invalid", "true")
+                assert server.call("GET", "/fights")[1]["fights"] == []
+                gm.fill("#setup-abilities", "")
+                gm.click("#setup button[type=submit]")
+                expect(gm.locator("#gm-link")).to_be_visible()
+                expect(gm.locator("#setup-abilities")).not_to_have_attribute("aria-invalid", "true")
+                watch.clean_but(0)
             finally:
                 browser.close()
     finally:

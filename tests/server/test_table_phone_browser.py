@@ -17,7 +17,7 @@ from omen_server.table import bundled_sheets
 from tests.browser import chromium as find_chromium
 from tests.browser import launch
 from tests.server.processes import Server
-from tests.server.test_table_browser import Watch
+from tests.server.test_table_browser import ARTIFACTS, Watch
 from tests.server.test_tracker_page_browser import PHONE, focused, head_now, origin_of, page_of, seat
 
 #: A 320 px phone (or 1280 px at 400 % zoom), its text at 200 %: set on the page's root (the policy allows no
@@ -267,5 +267,44 @@ def test_a_long_title_is_cut_to_two_lines_and_opens_whole(server: Server, browse
     assert status == 201, answer
     moved(page, head)
     assert title.bounding_box()["height"] > 4 * line and more.get_attribute("aria-expanded") == "true"
+    page.context.close()
+    assert watch.errors == [] and watch.outside == [], watch.errors
+
+
+def test_a_turn_with_nothing_left_but_its_end_says_so_over_end_turn(server: Server, browser: Any) -> None:
+    """On Alice's phone (390x844), once Kael has moved out of Vesh's reach and Blocked the Attack of Opportunity,
+    "Your turn" says there is nothing left to do but end it (it said "the table waits for the GM" over End turn, and
+    a GM tester's player waited), End turn on the first screen, and a tap on it ends Kael's turn."""
+    sheets = bundled_sheets()
+    status, made = server.call("POST", "/fights", {"id": "spent", "title": "spent", "dice": "manual",
+                                                   "combatants": [sheets["kael"], sheets["vesh"]]})
+    assert status == 201, made
+    gm = str(made["gm_token"])
+    alice = seat(server, "spent", gm, "Alice", "kael")
+    for command, token in (({"command": "roll_initiative", "dice": [1, 6]}, gm),
+                           ({"command": "engage", "who": "kael", "others": ["vesh"]}, gm),
+                           ({"command": "end_turn", "who": "vesh"}, gm),
+                           ({"command": "move", "who": "kael", "leaves": ["vesh"]}, alice),
+                           ({"command": "react", "who": "vesh", "weapon": "knife", "dice": [8, 6, 1]}, gm),
+                           ({"command": "answer_active_defense", "defender": "kael", "defense": "block",
+                             "dice": [8]}, alice)):
+        status, answer = server.call("POST", "/fights/spent/commands", {"command": command}, token=token)
+        assert status == 201, (command, answer)
+    watch = Watch(origin_of(server))
+    page = phone(browser, watch, server, "spent", alice)
+    turn = page.locator("#turn-commands")
+    assert turn.locator("h2").inner_text() == "Your turn: Kael Arden"
+    assert turn.locator("#turn-done").inner_text() == "Nothing left to do this turn but end it: End turn, below."
+    assert page.locator("#turn-waits").count() == 0 and turn.locator("form").count() == 0
+    end = page.get_by_role("button", name="End turn: Kael Arden")
+    box = end.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 844, box
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "phone-nothing-left.png"))
+    head = head_now(page)
+    end.click()
+    moved(page, head)
+    assert page.locator(".table-panel").get_attribute("data-turn") == "vesh"
+    assert page.locator("#turn-done").count() == 0
     page.context.close()
     assert watch.errors == [] and watch.outside == [], watch.errors
