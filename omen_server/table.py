@@ -456,10 +456,19 @@ _CHOICE_WORDS: dict[str, Any] = {
     "begin_ambush": lambda a, n: (f"{_name(n, a['ambushers'])} ambush {_name(n, a['defenders'])}" + (
         f" (Ambush Difficulty {a['difficulty']})" if a.get("difficulty") is not None
         else f" (they waited {str(a['time_waited']).replace('_', ' ')})" if a.get("time_waited") else "")),
-    "move": lambda a, n: (f"out of {_name(n, a['leaves'])}'s reach (an Attack of Opportunity may follow from one "
-                          "able to act, with a Bonus Action, who has had a turn: C20, C23)"
-                          if a.get("leaves") else "leaving no one's reach"),
+    "move": lambda a, n: (f"out of {_reach(n, a['leaves'])} (an Attack of Opportunity may follow from "
+                          f"{'each' if len(a['leaves']) > 1 else 'one'} able to act, with a Bonus Action, who has had "
+                          "a turn: C20, C23)" if a.get("leaves") else "leaving no one's reach"),
 }
+
+
+def _reach(names: Mapping[str, str], leaves: Sequence[str]) -> str:
+    """Whose reach a move leaves: ``Grukk's reach``, or of several, ``the reach of Grukk and Snikt`` (it read
+    "Grukk, Snikt's reach")."""
+    said = [_name(names, who) for who in leaves]
+    if len(said) == 1:
+        return f"{said[0]}'s reach"
+    return f"the reach of {', '.join(said[:-1])} and {said[-1]}"
 
 
 def _decision_label(opened: DecisionOpened | None, choice: str, ability: str = "") -> tuple[str, str]:

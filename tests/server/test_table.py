@@ -2755,3 +2755,13 @@ def test_right_to_left_names_keep_their_order_on_the_page(table: Any) -> None:
     assert "<li>order: <bdi>שירה</bdi>, <bdi>رشيد</bdi>, Vesh the Cinder-Hand</li>" in page
     assert '<p class="chip-name"><strong><bdi>رشيد</bdi></strong>' in page
     assert "<bdi>Vesh" not in page and "&lt;bdi" not in page and not re.search(r'="[^"]*<bdi>', page)
+
+
+def test_a_move_leaving_several_reaches_names_them_all() -> None:
+    """C23: the move form's choice away from several foes reads "the reach of Grukk and Snikt" (a choice of one,
+    "Grukk's reach"; a list read "Grukk, Snikt's reach")."""
+    from omen_server.table import _reach
+
+    names = {"a": "Grukk", "b": "Snikt", "c": "Murra"}
+    assert (_reach(names, ("a",)), _reach(names, ("a", "b")), _reach(names, ("a", "b", "c"))) == \
+        ("Grukk's reach", "the reach of Grukk and Snikt", "the reach of Grukk, Snikt and Murra")
