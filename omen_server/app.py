@@ -779,10 +779,13 @@ def _errors(*statuses: int) -> dict[int, ResponseSpec]:
 
 SEATS_HELD = 100_000  # seats a server remembers (a few hundred bytes each) before it reads them again
 SEAT_TTL = 2.0  # seconds a seat read from the keep is trusted (a revoked token is refused by every server after it)
-#: Fights a server process holds in memory (each its state, options and views: a few MB for a fight of hundreds of
-#: events): past them the one used least recently is forgotten, and loaded again from the store when it is next
-#: asked for (a convention's server grew by every fight it had served, for good: an operator tester).
-FIGHTS_HELD = 16
+#: How long a server process holds a fight no request or stream has asked for (each its state, options and views: a
+#: few MB for a fight of hundreds of events), in seconds, and how many it holds at most: an idle one, or past them
+#: the one used least recently, is forgotten, and loaded again from the store when it is next asked for (a
+#: convention's server grew by every fight it had served, for good: an operator tester). A table page's live
+#: stream looks at its fight every second, so a fight with a page open is held.
+FIGHT_IDLE = 600.0
+FIGHTS_HELD = 256
 
 
 #: How :class:`Fights` finds the command staged for dice in a fight, as a seat sees it (None: none staged):
@@ -798,7 +801,8 @@ class Fights:
 
     def __init__(self, store: EventStore, keep: AnyKeep, staged_view: StagedLookup):
         self.store, self.keep, self.staged_view = store, keep, staged_view
-        self._loaded: dict[str, Fight] = {}
+        self._loaded: dict[str, Fight] = {}  # least recently used first (:meth:`_used`)
+        self._used_at: dict[str, float] = {}  # when each fight held was last asked for
         self._views: dict[str, OptionsView] = {}
         self._heads: dict[str, dict[int, OptionsView]] = {}  # recent views by head seq (the stream's, per head)
         self.pokes: dict[str, int] = {}  # bumped when what a seat sees changes without the head moving
@@ -852,17 +856,24 @@ class Fights:
         self.forget_seats(fight_id)
 
     def _used(self, fight_id: str, fight: Fight) -> None:
-        """Hold ``fight`` as the one used last; past :data:`FIGHTS_HELD`, forget the fights used least recently
-        and what their views were built from (all of it read again from the store when next asked for: what a seat
-        is answered does not change, only how soon)."""
+        """Hold ``fight`` as the one used last; forget the fights no one asked for in :data:`FIGHT_IDLE` seconds
+        and, past :data:`FIGHTS_HELD`, those used least recently, with what their views were built from (all of it
+        read again from the store when next asked for: what a seat is answered does not change, only how soon)."""
+        import time
+
+        now = time.monotonic()
         with self._guard:
             self._loaded.pop(fight_id, None)
             self._loaded[fight_id] = fight
-            if len(self._loaded) <= FIGHTS_HELD:
+            self._used_at[fight_id] = now
+            idle = [f for f in self._loaded if now - self._used_at.get(f, now) > FIGHT_IDLE]
+            if len(self._loaded) <= FIGHTS_HELD and not idle:
                 return
+            for other in idle:
+                del self._loaded[other]
             while len(self._loaded) > FIGHTS_HELD:
                 del self._loaded[next(iter(self._loaded))]
-            for held in (self._views, self._heads, self._indexes, self._setups):
+            for held in (self._views, self._heads, self._indexes, self._setups, self._used_at):
                 for other in [f for f in list(held) if f not in self._loaded]:  # (a snapshot: other threads add)
                     held.pop(other, None)
 

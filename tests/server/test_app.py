@@ -1245,12 +1245,16 @@ class TestLimits:
                                                                                    "name": "Zoë Ünal"})
         assert fine.status_code == 201 and fine.json()["seat"]["name"] == "Zoë Ünal"
 
-    def test_a_server_holds_a_bounded_number_of_fights_and_reloads_one_it_forgot(self, table: Any) -> None:
+    def test_a_server_holds_a_bounded_number_of_fights_and_reloads_one_it_forgot(self, table: Any,
+                                                                                  monkeypatch: pytest.MonkeyPatch
+                                                                                  ) -> None:
         """A server process holds at most FIGHTS_HELD fights in memory (a convention's server grew with every
-        fight it had served: an operator tester): with more made and played, the least recently used is forgotten,
-        and, asked for again, answers as it did (its state, its events) and takes the next command."""
-        from omen_server.app import FIGHTS_HELD
+        fight it had served: an operator tester; 4 here): with more made and played, the least recently used is
+        forgotten, and, asked for again, answers as it did (its state, its events) and takes the next command."""
+        from omen_server import app as server_app
 
+        monkeypatch.setattr(server_app, "FIGHTS_HELD", 4)
+        FIGHTS_HELD = 4
         fights = table.client.app.state.fights
         states = {}
         for n in range(FIGHTS_HELD + 3):
@@ -1269,6 +1273,20 @@ class TestLimits:
         assert "f0" in fights._loaded and len(fights._loaded) <= FIGHTS_HELD
         turn = before["turn"]
         assert table.command({"command": "end_turn", "who": turn}, fight_id="f0", token=token).status_code == 201
+
+    def test_a_fight_no_one_asked_for_a_while_is_forgotten(self, table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A fight no request or stream asked for in FIGHT_IDLE seconds (0 here) is forgotten once another is
+        asked for, with its views; asked for again, it answers as it did."""
+        from omen_server import app as server_app
+
+        monkeypatch.setattr(server_app, "FIGHT_IDLE", 0.0)
+        fights = table.client.app.state.fights
+        first = table.create("one")["gm_token"]
+        before = table.client.get("/fights/one/state", headers=table.auth(first)).json()
+        second = table.create("two")["gm_token"]
+        assert table.client.get("/fights/two/state", headers=table.auth(second)).status_code == 200
+        assert "one" not in fights._loaded and "one" not in fights._views and "two" in fights._loaded
+        assert table.client.get("/fights/one/state", headers=table.auth(first)).json() == before
 
 class TestHead:
     PATHS = ("/", "/table/duel", "/sheets", "/static/table.js", "/fights", "/fights?limit=1", "/fights/duel/seats",
