@@ -1315,7 +1315,7 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     first = events[0][0]
     decl = first.event
     assert isinstance(decl, MovementDeclared)
-    status, _seed = known.seed.status()
+    status, seed = known.seed.status()
     leaving = f", leaving the reach of {', '.join(decl.leaves)}" if decl.leaves else ""
     moves = ("stands up from Prone (a Movement Action, C20, C28)" if known.batch.stands_up(decl.action)
              else f"moves{leaving}")
@@ -1333,7 +1333,7 @@ def _movement(known: Derivations, events: list[tuple[StoredEvent, FightState]]) 
     verdicts += _no_opportunity(events)
     return Explanation(seq=first.seq, kind="movement", title=title,
                        dice=_dice((r for r, _ in events if getattr(r.event, "action", None) == decl.action),
-                                  known.seed.given),
+                                  seed),
                        parts=(), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
 
@@ -1479,7 +1479,7 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
     first = events[0][0]
     decl = first.event
     assert isinstance(decl, (AbilityUsed, MomentReached))
-    status, _seed = known.seed.status()
+    status, seed = known.seed.status()
     titles = _decision_titles(events)
     if isinstance(decl, MomentReached):
         said = f"{moment_words(decl)}, a moment abilities answer (C38), recorded at seq {first.seq}"
@@ -1508,7 +1508,7 @@ def _ability(known: Derivations, events: list[tuple[StoredEvent, FightState]]) -
     left, healed_words = healing.finish()
     parts += left
     verdicts += healed_words
-    return Explanation(seq=first.seq, kind="ability", title=title, dice=_dice((r for r, _ in events), known.seed.given),
+    return Explanation(seq=first.seq, kind="ability", title=title, dice=_dice((r for r, _ in events), seed),
                        parts=tuple(parts), verdicts=tuple(verdicts), seed=status, undone=first.seq in known.voided)
 
 

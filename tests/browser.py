@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,3 +30,28 @@ def chromium() -> str:
 def launch(pw: Any, path: str) -> Any:
     """Headless Chromium at ``path`` from a running Playwright ``pw``, with :data:`ARGS`."""
     return pw.chromium.launch(executable_path=path, args=list(ARGS))
+
+
+def one_server(where: Path) -> Iterator[Any]:
+    """One ``omen serve`` on a free loopback port over a SQLite store in ``where``, stopped after (a module's
+    fixture: each test makes a fight of its own)."""
+    from tests.server.processes import Server
+
+    made = Server(where)
+    try:
+        yield made
+    finally:
+        made.stop()
+
+
+def one_browser() -> Iterator[Any]:
+    """One headless Chromium (:func:`launch`), closed after (a module's fixture)."""
+    from playwright.sync_api import sync_playwright
+
+    path = chromium()
+    with sync_playwright() as pw:
+        launched = launch(pw, path)
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -1996,3 +1996,26 @@ def test_totals_as_they_stand_are_not_reckoned_in_a_view_without_a_combatant_of_
     without = msgspec.structs.replace(state, combatants={k: v for k, v in state.combatants.items()
                                                          if k != frame.declaration.target})
     assert _as_it_stands(without, frame) == ""
+
+
+def test_an_abilitys_and_a_moves_seeded_dice_are_checked_against_the_revealed_seed() -> None:
+    """An ability's heal die (C37) and a move's dice are seeded dice like any other: once the seed is revealed in the
+    log, explaining the ability says each die confirms it, as an attack's do (its die read "[seeded]" with nothing
+    checked, `seed_confirms` null, though verify checked it: a tester)."""
+    from omen_core import MemoryStore, SeededDice
+    from omen_core.commands import UseAbility
+    from omen_core.content import AbilityLibrary, decode_content
+    from omen_core.events import AbilityUsed
+
+    mend = decode_content('[abilities.mend]\nname = "Mend"\nuse = "bonus_action"\ntarget = "self"\n'
+                          'effects = [{ kind = "heal", to = "actor", dice = { count = 1, die = "d6" } }]\n',
+                          AbilityLibrary, source="a.toml", fmt="toml").get("mend")
+    kael = msgspec.structs.replace(sheet("kael"), abilities=(mend,))
+    fight = Fight.start(MemoryStore(), "mend", dice=SeededDice(bytes(range(32))), clock=lambda: 0,
+                        combatants=[kael, sheet("vesh", side="raiders")])
+    fight.execute(UseAbility(who="kael", ability="mend", target="kael"))
+    fight.reveal_seed()
+    used = next(r.seq for r in fight.events if isinstance(r.event, AbilityUsed))
+    found = explain(fight.events, used)
+    assert found.kind == "ability" and [d.purpose for d in found.dice] == ["healing"], found.dice
+    assert [d.seed_confirms for d in found.dice] == [True], found.dice

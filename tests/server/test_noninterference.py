@@ -174,12 +174,6 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
                                             "combatants": [msgspec.to_builtins(s) for s in sheets]})
         assert made.status_code == 201, made.text
         gm = {"Authorization": f"Bearer {made.json()['gm_token']}"}
-        seats = {}
-        for name, plays in (("alice", ["kael"]), ("bob", ["brin"]), ("watcher", [])):
-            answer = client.post(f"/fights/{fight_id}/seats", headers=gm, json={
-                "kind": "player" if plays else "spectator", "name": name.title(), "combatants": plays})
-            seats[name] = {"Authorization": f"Bearer {answer.json()['token']}"}
-        transcripts = {name: Transcript(fight_id) for name in seats}
         commands: list[dict[str, Any]] = [
             {"command": "roll_initiative", "dice": [6, 5, 4, 3]},
             {"command": "apply_condition", "who": hidden, "condition": "Poisoned", "by": applier},
@@ -191,12 +185,7 @@ def test_no_seat_can_tell_who_applied_a_hidden_ones_save_ends_condition_nor_its_
             {"command": "end_turn", "who": "vesh"},
             {"command": "end_turn", "who": hidden, "dice": [1, 6]},  # its save: 1 - 1 against 6: failed
         ]
-        for command in commands:
-            answer = client.post(f"/fights/{fight_id}/commands", headers=gm, json={"command": command})
-            assert answer.status_code == 201, (command, answer.text)
-            for name, auth in seats.items():
-                for path in ("events?after=0", "state", "options", "table"):
-                    transcripts[name].add(path, client.get(f"/fights/{fight_id}/{path}", headers=auth))
+        transcripts = played(client, fight_id, gm, commands)
         return transcripts
 
     with TestClient(create_app(MemoryStore(), Keep(":memory:"))) as client:
@@ -239,23 +228,12 @@ def test_no_other_seat_can_tell_how_much_will_an_npcs_public_ability_costs() -> 
         gm = {"Authorization": f"Bearer {made.json()['gm_token']}"}
         public = client.post(f"/fights/{fight_id}/settings", headers=gm, json={"reveal_effects": ["Hex Guard"]})
         assert public.status_code == 200, public.text
-        seats = {}
-        for name, plays in (("alice", ["kael"]), ("bob", ["brin"]), ("watcher", [])):
-            answer = client.post(f"/fights/{fight_id}/seats", headers=gm, json={
-                "kind": "player" if plays else "spectator", "name": name.title(), "combatants": plays})
-            seats[name] = {"Authorization": f"Bearer {answer.json()['token']}"}
-        transcripts = {name: Transcript(fight_id) for name in seats}
         commands: list[dict[str, Any]] = [
             {"command": "roll_initiative", "dice": [6, 5, 4]},
             {"command": "declare_attack", "attacker": "kael", "target": "vesh", "unarmed": True},
             {"command": "answer_decision", "decision": "hex_guard", "who": "vesh", "choice": "use", "dice": [4, 4, 2]},
         ]
-        for command in commands:
-            answer = client.post(f"/fights/{fight_id}/commands", headers=gm, json={"command": command})
-            assert answer.status_code == 201, (command, answer.text)
-            for name, auth in seats.items():
-                for path in ("events?after=0", "state", "options", "table"):
-                    transcripts[name].add(path, client.get(f"/fights/{fight_id}/{path}", headers=auth))
+        transcripts = played(client, fight_id, gm, commands)
         gm_events = client.get(f"/fights/{fight_id}/events?after=0", headers=gm).json()["events"]
         assert any(e["type"] == "cost_paid" and e["event"]["amount"] == will for e in gm_events), gm_events
         return transcripts
@@ -265,3 +243,23 @@ def test_no_other_seat_can_tell_how_much_will_an_npcs_public_ability_costs() -> 
     for seat in ("alice", "bob", "watcher"):
         difference = first_difference(a[seat], b[seat])
         assert difference is None, f"{seat}: {difference}"
+
+
+def played(client: Any, fight_id: str, gm: dict[str, str], commands: list[dict[str, Any]]) -> dict[str, Any]:
+    """Seats for Alice (Kael), Bob (Brin) and a spectator in a fight made in process, then ``commands`` given by the
+    GM one by one, each seat's events, state, options and table fragment read after each: their transcripts."""
+    from tests.server.noninterference import Transcript
+
+    seats = {}
+    for name, plays in (("alice", ["kael"]), ("bob", ["brin"]), ("watcher", [])):
+        answer = client.post(f"/fights/{fight_id}/seats", headers=gm, json={
+            "kind": "player" if plays else "spectator", "name": name.title(), "combatants": plays})
+        seats[name] = {"Authorization": f"Bearer {answer.json()['token']}"}
+    transcripts = {name: Transcript(fight_id) for name in seats}
+    for command in commands:
+        answer = client.post(f"/fights/{fight_id}/commands", headers=gm, json={"command": command})
+        assert answer.status_code == 201, (command, answer.text)
+        for name, auth in seats.items():
+            for path in ("events?after=0", "state", "options", "table"):
+                transcripts[name].add(path, client.get(f"/fights/{fight_id}/{path}", headers=auth))
+    return transcripts

@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from omen_server.table import bundled_sheets
-from tests.browser import chromium as find_chromium
-from tests.browser import launch
+from tests.browser import one_browser, one_server
 from tests.server.processes import Server
 from tests.server.test_table_browser import ARTIFACTS, Watch
 from tests.server.test_tracker_page_browser import PHONE, focused, head_now, origin_of, page_of, seat
@@ -33,25 +32,13 @@ LONG_TITLE = ("The Battle at Ember Ford: Kael and Brin hold the crossing against
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One ``omen serve`` for the module's tests (each makes a fight of its own)."""
-    made = Server(tmp_path_factory.mktemp("serve"))
-    try:
-        yield made
-    finally:
-        made.stop()
+    yield from one_server(tmp_path_factory.mktemp("serve"))
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """One headless Chromium for the module's tests."""
-    from playwright.sync_api import sync_playwright
-
-    chromium = find_chromium()
-    with sync_playwright() as pw:
-        launched = launch(pw, chromium)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    yield from one_browser()
 
 
 def long_fight(server: Server, fight_id: str, dice: str = "seeded") -> tuple[str, str]:

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from omen_server.table import bundled_sheets
-from tests.browser import chromium as find_chromium
-from tests.browser import launch
+from tests.browser import one_browser, one_server
 from tests.server.processes import Server
 from tests.server.test_table_browser import ARTIFACTS, Watch
 
@@ -25,25 +24,13 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobil
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One ``omen serve`` for the module's tests (each makes a fight of its own)."""
-    made = Server(tmp_path_factory.mktemp("serve"))
-    try:
-        yield made
-    finally:
-        made.stop()
+    yield from one_server(tmp_path_factory.mktemp("serve"))
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """One headless Chromium for the module's tests."""
-    from playwright.sync_api import sync_playwright
-
-    chromium = find_chromium()
-    with sync_playwright() as pw:
-        launched = launch(pw, chromium)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    yield from one_browser()
 
 
 def fight(server: Server, fight_id: str, *who: str, dice: str = "seeded") -> str:
