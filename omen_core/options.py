@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from .abilities import ON_TURN, on_turn_cost, turn_cost, uses_left
+from .abilities import ON_TURN, holders, on_turn_cost, turn_cost, uses_left
 from .commands import (
     ApplyConditionCommand,
     BeginAmbush,
@@ -348,6 +348,19 @@ def _named(state: FightState, history: History | None, tag: str, actor: str | No
         yield offer
 
 
+def _allies_matter(state: FightState) -> frozenset[str]:
+    """The sides some combatant of which has an ability that answers for an ally within its reach or reaches its
+    allies (an aura, ``applies_to = "allies_in_reach"``; a trigger whose owner is an ``ally_of_`` another, C38):
+    their allies' positions change what the abilities do."""
+    sides: set[str] = set()
+    for ability in state.abilities:
+        trigger = getattr(ability, "trigger", None)
+        if getattr(ability, "applies_to", "self") == "allies_in_reach" or (
+                trigger is not None and str(getattr(trigger, "owner", "")).startswith("ally_of_")):
+            sides.update(state.combatants[who].side for who in holders(state, ability) if who in state.combatants)
+    return frozenset(sides)
+
+
 def _turn_commands(state: FightState, history: History | None, unseen: frozenset[str]) -> Iterator[Offer]:
     in_rounds = state.phase.name == "ROUNDS"
     for who, fighter in state.combatants.items():
@@ -449,9 +462,13 @@ def _flow(state: FightState, history: History | None, unseen: frozenset[str]) ->
         pairs.update(dict.fromkeys((b, a) for a in names for b in listed_others(state, a, unseen)[0] if b < a))
     # a pair not engaged may be engaged, an engaged one parted: the other way round changes nothing (a GM read
     # "engages" offered for a pair already engaged as if it meant something: a tester); allies are offered only
-    # to be parted (reach and its reactions are between enemies, C23, C24; a GM tester read ally pairs as noise)
+    # to be parted (reach and its reactions are between enemies, C23, C24; a GM tester read ally pairs as noise),
+    # but where an ability of their side answers for an ally within reach (C37, C38: an aura, an `ally_of_` owner),
+    # which without it a GM at the table could never bring about (a tester)
+    near = _allies_matter(state)
     engages = [Engage(who=a, others=(b,), engaged=not state.engaged(a, b)) for a, b in pairs
-               if state.engaged(a, b) or state.combatants[a].side != state.combatants[b].side]
+               if state.engaged(a, b) or state.combatants[a].side != state.combatants[b].side
+               or state.combatants[a].side in near]
     engages.sort(key=lambda e: not e.engaged)  # engaging first, parting after (a form's first choice parted a pair)
     more = ("each combatant's pairs list at most " f"{MAX_LISTED} others: any pair may be named (the rules check "
             "it when given)") if len(names) > MAX_LISTED + 1 else ""

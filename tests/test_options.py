@@ -1234,3 +1234,20 @@ def test_a_move_is_offered_away_from_every_engaged_foe_at_once() -> None:
     fight.execute(Move(who="kael", leaves=("a", "b")))
     declared = [r.event for r in fight.events if isinstance(r.event, MovementDeclared)]
     assert [tuple(d.leaves) for d in declared] == [("a", "b")]
+
+
+def test_allies_are_offered_to_engage_where_an_ability_of_their_side_answers_for_an_ally_within_reach() -> None:
+    """C37, C38: Ana's Warding Word answers an attack on an ally within her reach (`ally_of_target`): the GM is
+    offered to engage Ana and Bram, allies (a GM at the table could never bring it about: a tester); with no such
+    ability, allies are offered only to be parted (reach and its reactions are between enemies, C23)."""
+    from omen_core.options import options
+    from tests.fights import new_fight
+    from tests.sheets import sheet
+
+    ana = msgspec.structs.replace(sheet("ana"), abilities=("warding_word",))
+    with_it = new_fight(ana, sheet("bram"), sheet("orc", side="raiders"), faces=[])
+    engages = [c.args for o in options(with_it.state).offers if o.command == "engage" for c in o.choices]
+    assert {"who": "ana", "others": ("bram",)} in engages, engages  # (engaged: true, its default, left out)
+    without = new_fight(sheet("ana"), sheet("bram"), sheet("orc", side="raiders"), faces=[])
+    engages = [c.args for o in options(without.state).offers if o.command == "engage" for c in o.choices]
+    assert not any({e["who"], *e["others"]} == {"ana", "bram"} for e in engages), engages
