@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgspec
+
 from omen_core.errors import BadInput, OmenError
 from omen_core.store import EventStore, open_store
 
@@ -109,12 +111,17 @@ def scenario_spec(path: str) -> tuple[Any, list[str]]:
     title, ruleset (if it names one) and combatants, each ability its libraries write out in its sheet, seeded dice
     (the server's own seed) or manual (a scripted or manual scenario: each command carries its faces); and what of
     the scenario the server leaves out, in words (its commands, its seed)."""
-    from omen_replay.scenario import load_scenario
+    from omen_core.store import MemoryStore
+    from omen_replay.scenario import load_scenario, run_scenario
 
     from .app import CreateFight
 
     loaded = load_scenario(path, seeded_elsewhere=True)
     settings = loaded.settings
+    # the set-up as omen run starts it, in memory: a sheet or a library ability the rules refuse is named in its
+    # file, at its line (the server's own check names the request's $.combatants[1], a body the GM never wrote)
+    run_scenario(msgspec.structs.replace(loaded, steps=(), settings=msgspec.structs.replace(
+        settings, dice="manual", seed=None, next_seeds=())), MemoryStore())
     spec = CreateFight(id=settings.id, title=settings.title, dice="seeded" if settings.dice == "seeded" else "manual",
                        ruleset=loaded.ruleset if settings.ruleset else None, combatants=loaded.combatants)
     left: list[str] = []

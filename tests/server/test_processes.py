@@ -354,6 +354,23 @@ def test_serve_scenario_makes_the_fight_a_scenario_sets_up_and_prints_its_gm_lin
     said = " ".join(again.log.read_text().split())
     assert "the store holds fight 'ditch' already; not made again" in said and said.count("#token=") == 1
 
+
+def test_serve_scenario_names_the_file_and_line_the_rules_refuse(tmp_path: Path) -> None:
+    """omen serve --scenario with a library ability the rules refuse (a condition the ruleset lacks, C28): exit 2,
+    one line naming the library file and its line, as omen run names it (it named the request's
+    $.combatants[0].abilities[0], a body the GM never wrote: a tester); nothing is made."""
+    (tmp_path / "lib.toml").write_text(LIBRARY.replace('"attack.declared"', '"attack.damaged"').replace(
+        'effects = [{ kind = "modifier", total = "defense", value = 1 }]',
+        'effects = [{ kind = "condition", condition = "Staggered" }]'))
+    (tmp_path / "ditch.toml").write_text(SCENARIO)
+    done = subprocess.run([sys.executable, "-m", "omen_cli", "serve", "--store", f"sqlite:///{tmp_path / 'e.db'}",
+                           "--port", str(free_port()), "--scenario", str(tmp_path / "ditch.toml")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "lib.toml:6: the rules refuse this combatant: [C28] unknown condition 'Staggered'" in done.stderr, \
+        done.stderr
+    assert "Traceback" not in done.stderr and "#token=" not in done.stdout
+
 def test_a_single_file_store_says_it_keeps_one_fight_and_a_second_is_409(tmp_path: Path) -> None:
     """omen serve --store duel.jsonl: the banner notes that one file keeps one fight; a second POST /fights is 409
     saying so and what to serve instead (it was 422 "The engine refuses this", naming the store's file); the first
