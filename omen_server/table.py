@@ -457,8 +457,9 @@ _CHOICE_WORDS: dict[str, Any] = {
         f" (Ambush Difficulty {a['difficulty']})" if a.get("difficulty") is not None
         else f" (they waited {str(a['time_waited']).replace('_', ' ')})" if a.get("time_waited") else "")),
     "move": lambda a, n: (f"out of {_reach(n, a['leaves'])} (an Attack of Opportunity may follow from "
-                          f"{'each' if len(a['leaves']) > 1 else 'one'} able to act, with a Bonus Action, who has had "
-                          "a turn: C20, C23)" if a.get("leaves") else "leaving no one's reach"),
+                          f"{'each enemy among them' if len(a['leaves']) > 1 else 'an enemy'} able to act, with a "
+                          "Bonus Action, who has had a turn, unless the mover disengaged: C20, C22, C23)"
+                          if a.get("leaves") else "leaving no one's reach"),
 }
 
 

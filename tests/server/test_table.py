@@ -377,8 +377,9 @@ class TestTheFirstScreen:
         table.command({"command": "engage", "who": "kael", "others": ["vesh"]})
         move = fragment(table, table.gm)
         assert ">leaving no one&#39;s reach</option>" in move
-        assert (">out of Vesh the Cinder-Hand&#39;s reach (an Attack of Opportunity may follow from one able to act, "
-                "with a Bonus Action, who has had a turn: C20, C23)</option>") in move  # none may come before it
+        assert (">out of Vesh the Cinder-Hand&#39;s reach (an Attack of Opportunity may follow from an enemy able to "
+                "act, with a Bonus Action, who has had a turn, unless the mover disengaged: C20, C22, C23)</option>"
+                ) in move  # none may come before it (an ally's reach warns of none, nor a disengaged move: a tester)
         assert "(&#39;vesh&#39;,)" not in text and "unarmed yes" not in text and "check who" not in text
 
     def test_the_player_whose_turn_it_is_is_told_so_and_the_title_says_what_is_awaited(self, table: Any) -> None:
