@@ -366,9 +366,6 @@ def _turn_commands(state: FightState, history: History | None, unseen: frozenset
     for who, fighter in state.combatants.items():
         near = [other for other in state.engaged_with(who) if other not in unseen]
         moves = [Move(who=who), *(Move(who=who, leaves=(other,)) for other in near[:MAX_LISTED])]
-        if 1 < len(near) <= MAX_LISTED:  # away from every one of them at once, as a page's choices can say it (C23:
-            moves.append(Move(who=who, leaves=tuple(near)))  # one Attack of Opportunity window each; a tester's
-            # page could leave one reach at a time)
         more = (f"{len(near) - MAX_LISTED} more combatant(s) it is engaged with not listed: name any (the rules "
                 "check it when given)") if len(near) > MAX_LISTED else ""
         yield from _named(state, history, "move", who, "C20, C23", "1 Movement Action", moves,

@@ -430,8 +430,8 @@ class _Explainer(Visitor):
     """Finds the event at ``seq``; if it belongs to an action, follows that action to its end. Keeps only the
     events of the actions open at each moment (with the state each was written in)."""
 
-    def __init__(self, seq: int, seed: bytes | None):
-        self.seq, self.known = seq, Derivations(seed)
+    def __init__(self, seq: int, seed: bytes | None, follow: bool = True):
+        self.seq, self.known, self.follow = seq, Derivations(seed), follow
         self.open: dict[int, list[tuple[StoredEvent, FightState]]] = {}
         self.target: int | None = None  # the declaration seq of the action explained
         self.found: Explanation | None = None
@@ -487,7 +487,7 @@ class _Explainer(Visitor):
                 if isinstance(rec.event, DamageResolved):  # a tick's or a deferred cost's: what it moves follows
                     self.landed = (rec, before, [])
                     return
-                if isinstance(rec.event, CommandIssued) and rec.batch_size > 1:
+                if isinstance(rec.event, CommandIssued) and rec.batch_size > 1 and self.follow:
                     self.command = (rec, before)
                     return
                 self.found = self.known.single(rec, before)
@@ -597,11 +597,13 @@ def owner_of(event: Event, before: FightState, after: FightState) -> int | None:
 
 
 def explain(source: Source, seq: int, seed: bytes | None = None,
-            owners: Callable[[str], bool] | None = None) -> Explanation:
+            owners: Callable[[str], bool] | None = None, *, follow: bool = True) -> Explanation:
     """Explain the event at ``seq`` of a log (the whole attack, save or movement it belongs to, if any), from
     one walk that stops once it has seen what it needs. ``owners``: whose triggered abilities not offered it says
     (a seat's own combatants: another's sheet, an ally's ability within reach, is not the seat's to read; C38);
-    by default everyone's."""
+    by default everyone's. ``follow``: the seq of a command whose batch declares or answers an action explains that
+    action (the server follows only for a seat that sees the log whole: the command's own words are checked
+    against what the seat is shown, the action's are not)."""
     if isinstance(seq, bool) or not isinstance(seq, int):
         raise InvalidArgument("seq", "a seq (a whole number)", seq)
     if seed is not None and not isinstance(seed, bytes):
@@ -609,7 +611,7 @@ def explain(source: Source, seq: int, seed: bytes | None = None,
     torn = _torn_end(source)
     if torn is not None and seq >= torn.start:  # refused as replay and status refuse a torn log
         raise LogCorrupted(getattr(source, "where", "") or "this log", torn.line, torn.what)
-    explainer = _Explainer(seq, seed)
+    explainer = _Explainer(seq, seed, follow)
     if owners is not None:
         explainer.known.told = owners
     walk(source, explainer)

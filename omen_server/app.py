@@ -1757,8 +1757,8 @@ def _pasted_sheets(text: str, source: str) -> tuple[CombatantSheet, ...]:
     try:
         several = "combatants" in msgspec.toml.decode(text)
     except msgspec.DecodeError as exc:
-        files = _sheet_files(text)
-        if files and "twice" in str(exc):
+        files = _sheet_files(text) if "twice" in str(exc) else []
+        if files:
             return tuple(decode_content(part, CombatantSheet, source=source, fmt="toml") for part in files)
         several = False  # decode_content names the line
     except RecursionError:
@@ -1769,17 +1769,18 @@ def _pasted_sheets(text: str, source: str) -> tuple[CombatantSheet, ...]:
 
 
 #: A ``[[combatants]]`` line: where a pasted sheet file begins.
-_SHEET_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*combatants[ \t]*\]\][ \t]*(#.*)?$")
+_SHEET_HEADER = re.compile("^[ \t]*\\[\\[[ \t]*combatants[ \t]*\\]\\][ \t]*(#.*)?\r?$")  # (no escape a word)
 
 
 def _sheet_files(text: str) -> list[str]:
     """The sheet files of a paste, each under its own ``[[combatants]]`` line, each as the text of one sheet file
     with the lines before it blank (so that its errors name their lines in the paste); none if anything but blank
     lines and comments comes before the first."""
-    lines = text.split("\n")
+    lines = text.replace("\r\n", "\n").split("\n")  # (a file saved on Windows: the same lines)
     starts = [n for n, line in enumerate(lines) if _SHEET_HEADER.match(line)]
-    if not starts or any(line.strip() and not line.lstrip().startswith("#") for line in lines[:starts[0]]):
-        return []
+    if not 1 < len(starts) <= MAX_COMBATANTS or any(line.strip() and not line.lstrip().startswith("#")
+                                                    for line in lines[:starts[0]]):
+        return []  # (at most a roster's sheets: each part is as long as the paste, its lines before it blank)
     ends = [*starts[1:], len(lines)]
     return ["\n" * (start + 1) + "\n".join(lines[start + 1:end]) for start, end in zip(starts, ends, strict=True)]
 

@@ -505,7 +505,9 @@ def _handlers(fights: Fights, create_token: str | None = None) -> list[Callable[
             raise NotFoundException(detail=f"no seq {seq} in fight {fight_id!r} (its head is {fight.version})")
         # each die is checked against the seed revealed for its own commitment, read from the log (C42), as
         # ``omen explain`` does: never the keep's latest seed, which a die drawn before a mid-fight reveal was not
-        found = explain(StoreSource(fights.store, fight_id), seq, None, owners=None if whole else sight.owns)
+        found = explain(StoreSource(fights.store, fight_id), seq, None, owners=None if whole else sight.owns,
+                        follow=whole)  # a command's seq: its action, to a seat that sees the log whole (the
+        # command's own words are what a seat's view is checked against: a reviewer)
         why = None if whole else _unexplainable(found, seq, sight, fights.store, fight_id)
         if why is not None:
             raise Forbidden(detail=f"the explanation of seq {seq} {why}; the GM may explain it, and every seat once "
@@ -650,7 +652,10 @@ def _explainable(found: Explanation, sight: Sight, store: EventStore, fight_id: 
     seen = seen_event(rec, sight)
     if seen.event is None or seen.withheld:
         return False
-    return all(sight.owns(who) for later in _action_span(store, fight_id, rec) for who in named_by(later))
+    span = _action_span(store, fight_id, rec)  # every event the explanation tells of: its combatants the seat's, and
+    # each seen whole (a GM's reason for cancelling the action, a GM-only field, was told: a reviewer)
+    return all(sight.owns(who) for later in span for who in named_by(later)) and \
+        not any(seen_event(later, sight).withheld for later in span)
 
 
 def _action_span(store: EventStore, fight_id: str, first: StoredEvent) -> list[StoredEvent]:

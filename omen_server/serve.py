@@ -13,7 +13,7 @@ import msgspec
 from omen_core.errors import BadInput, OmenError
 from omen_core.store import EventStore, open_store
 
-from .asgi import close_all, create_app, found_fight
+from .asgi import check_creation, close_all, create_app, found_fight
 from .guard import new_create_token
 from .keep import AnyKeep, Keep, open_keep, store_identity
 from .limits import MAX_HEADER_BYTES, STORE_TIMEOUT
@@ -122,8 +122,12 @@ def scenario_spec(path: str) -> tuple[Any, list[str]]:
     # file, at its line (the server's own check names the request's $.combatants[1], a body the GM never wrote)
     run_scenario(msgspec.structs.replace(loaded, steps=(), settings=msgspec.structs.replace(
         settings, dice="manual", seed=None, next_seeds=())), MemoryStore())
-    spec = CreateFight(id=settings.id, title=settings.title, dice="seeded" if settings.dice == "seeded" else "manual",
-                       ruleset=loaded.ruleset if settings.ruleset else None, combatants=loaded.combatants)
+    given = CreateFight(id=settings.id, title=settings.title, dice="seeded" if settings.dice == "seeded" else "manual",
+                        ruleset=loaded.ruleset if settings.ruleset else None, combatants=loaded.combatants)
+    try:  # the body's own bounds, as POST /fights decodes it (a title of 200 characters, 32 combatants at most)
+        spec = msgspec.convert(msgspec.to_builtins(given), CreateFight)
+    except msgspec.ValidationError as exc:
+        raise BadInput(f"--scenario {path}: as a POST /fights body: {exc}") from None
     left: list[str] = []
     if loaded.steps:
         left.append(f"its {len(loaded.steps)} command{'s' if len(loaded.steps) != 1 else ''} (the table gives "
@@ -131,6 +135,20 @@ def scenario_spec(path: str) -> tuple[Any, list[str]]:
     if settings.seed or settings.next_seeds:
         left.append("its seed (the server draws its own and keeps it until the GM reveals it, C42)")
     return spec, left
+
+
+def _refused(path: str, step: Callable[..., Any], *args: Any) -> Any:
+    """``step(*args)``, a refusal of it said as the scenario file's (the request's checks raise an HTTP 4xx: its
+    detail)."""
+    try:
+        return step(*args)
+    except OmenError as exc:
+        raise BadInput(f"--scenario {path}: {exc}") from None
+    except Exception as exc:
+        detail = getattr(exc, "detail", None)
+        if detail is None:
+            raise
+        raise BadInput(f"--scenario {path}: {detail}") from None
 
 
 def found_scenarios(store: EventStore, keep: AnyKeep, paths: Sequence[str], host: str, port: int,
@@ -149,22 +167,16 @@ def found_scenarios(store: EventStore, keep: AnyKeep, paths: Sequence[str], host
             raise BadInput(f"--scenario {path}: {exc}") from None
         if any(spec.id == other.id for other, _l, _p in specs):
             raise BadInput(f"--scenario {path}: fight {spec.id!r} is set up by an earlier --scenario too")
-        specs.append((spec, left, path))
+        _refused(path, check_creation, spec)  # every check of every file before any fight is made (a later
+        specs.append((spec, left, path))  # file's refusal left an earlier fight made, its GM's link never shown)
     lines = []
     for spec, left, path in specs:
         if store.version(spec.id):
-            lines.append(f"{path}: the store holds fight {spec.id!r} already; not made again (its GM's link was "
-                         "given when it was made)")
+            lines.append(f"{path}: the store holds fight {spec.id!r} already; not made again (a fight's GM link is "
+                         "given once, when omen serve makes it; a fight omen run wrote has none: give the scenario "
+                         "another [fight] id, or serve another store)")
             continue
-        try:
-            made_fight = found_fight(store, keep, spec)
-        except OmenError as exc:
-            raise BadInput(f"--scenario {path}: {exc}") from None
-        except Exception as exc:  # the request's checks (an HTTP 4xx's detail): said as a refusal of the file
-            detail = getattr(exc, "detail", None)
-            if detail is None:
-                raise
-            raise BadInput(f"--scenario {path}: {detail}") from None
+        made_fight = _refused(path, found_fight, store, keep, spec)
         made(made_fight.fight_id)
         said = f"; left out: {'; '.join(left)}" if left else ""
         lines.append(f"{path}: fight {made_fight.fight_id!r} made ({len(spec.combatants)} combatants{said}); the "

@@ -1216,26 +1216,6 @@ def test_engage_offers_each_pair_the_change_it_would_make() -> None:
     assert list(engage_offers().values()) == [True, False, False]
 
 
-def test_a_move_is_offered_away_from_every_engaged_foe_at_once() -> None:
-    """C20, C23: Kael, engaged with A and B, is offered a move leaving no one's reach, each one's, and both at once
-    (a table page listing the choices could leave one reach at a time: a tester); the move away from both is
-    accepted and declared leaving both (neither has had a turn yet: no Attack of Opportunity, C23)."""
-    from omen_core.events import MovementDeclared
-    from omen_core.options import options
-    from tests.fights import new_fight
-    from tests.sheets import sheet
-
-    fight = new_fight(sheet("kael"), sheet("a", side="r"), sheet("b", side="r"), faces=[6, 3, 1])
-    fight.engage("kael", "a", "b")
-    fight.roll_initiative()
-    moves = [c.args for o in options(fight.state).offers if o.command == "move" and o.actor == "kael"
-             for c in o.choices]
-    assert [m.get("leaves", ()) for m in moves] == [(), ("a",), ("b",), ("a", "b")]
-    fight.execute(Move(who="kael", leaves=("a", "b")))
-    declared = [r.event for r in fight.events if isinstance(r.event, MovementDeclared)]
-    assert [tuple(d.leaves) for d in declared] == [("a", "b")]
-
-
 def test_allies_are_offered_to_engage_where_an_ability_of_their_side_answers_for_an_ally_within_reach() -> None:
     """C37, C38: Ana's Warding Word answers an attack on an ally within her reach (`ally_of_target`): the GM is
     offered to engage Ana and Bram, allies (a GM at the table could never bring it about: a tester); with no such

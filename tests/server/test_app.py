@@ -1288,6 +1288,33 @@ class TestLimits:
         assert "one" not in fights._loaded and "one" not in fights._views and "two" in fights._loaded
         assert table.client.get("/fights/one/state", headers=table.auth(first)).json() == before
 
+    def test_a_player_explains_nothing_of_a_gms_command_nor_its_secret_reason(self) -> None:
+        """Alice plays Kael and Brin; the GM declares Kael's attack on Brin with its faces, then cancels it with a
+        reason of the GM's: no seq Alice asks explains the GM's faces or tells the reason (a command's seq
+        explained its action, with the command's words, and an action's explanation told the GM's reason for
+        cancelling it: a reviewer); her own command's seq she may explain, as before."""
+        table = Table()
+        with table.client:
+            table.create("f1", dice="manual", names=("kael", "brin", "vesh"))
+            made = table.client.post("/fights/f1/seats", headers=table.auth(), json={
+                "kind": "player", "name": "Alice", "combatants": ["kael", "brin"]})
+            alice = made.json()["token"]
+            for command in ({"command": "roll_initiative", "dice": [6, 1, 2]},
+                            {"command": "declare_attack", "attacker": "kael", "target": "brin", "unarmed": True,
+                             "dice": [3, 3, 2]},
+                            {"command": "cancel_action", "reason": "GM SECRET REASON"}):
+                done = table.command(command, fight_id="f1")
+                assert done.status_code == 201, done.text
+            events = table.client.get("/fights/f1/events?after=0&limit=500", headers=table.auth()).json()["events"]
+            for event in events:
+                answer = table.client.get(f"/fights/f1/explain/{event['seq']}", headers=table.auth(alice))
+                assert "GM SECRET" not in answer.text and "given by gm" not in answer.text, (event, answer.text)
+            own = table.command({"command": "end_turn", "who": "kael"}, fight_id="f1", token=alice)
+            assert own.status_code == 201, own.text
+            mine = own.json()["events"][0]["seq"]
+            assert table.client.get(f"/fights/f1/explain/{mine}", headers=table.auth(alice)).status_code == 200
+
+
 class TestHead:
     PATHS = ("/", "/table/duel", "/sheets", "/static/table.js", "/fights", "/fights?limit=1", "/fights/duel/seats",
              "/fights/duel/seat", "/fights/duel/settings", "/fights/duel/state", "/fights/duel/options",
@@ -1491,6 +1518,12 @@ class TestContent:
             line = 1 + len(files[0].splitlines()) + 4
             assert answer.status_code == 422 and answer.json()["detail"] == \
                 f"the pasted sheets:{line}: Expected `int` >= 1 (at $.hp)", answer.text
+            windows = "# the party\r\n" + "".join(files).replace("\n", "\r\n")  # saved on Windows (a reviewer)
+            answer = table.client.post("/content", json={"kind": "sheets", "text": windows})
+            assert answer.status_code == 200 and len(answer.json()["sheets"]) == 3, answer.text
+            many = "".join(files[0].replace('"ana"', f'"a{n}"') for n in range(40))  # past a roster: not read so
+            answer = table.client.post("/content", json={"kind": "sheets", "text": many})
+            assert answer.status_code == 422 and "twice" in answer.json()["detail"], answer.text
 
     def test_an_ability_library_writes_out_the_abilities_the_sheets_list(self) -> None:
         """With ``abilities`` (a library, as a scenario's ``abilities`` file), each ability a pasted sheet lists by

@@ -355,6 +355,26 @@ def test_serve_scenario_makes_the_fight_a_scenario_sets_up_and_prints_its_gm_lin
     assert "the store holds fight 'ditch' already; not made again" in said and said.count("#token=") == 1
 
 
+def test_serve_scenario_checks_every_file_as_post_fights_would_before_making_any(tmp_path: Path) -> None:
+    """Two --scenario files, the second refused as POST /fights would refuse its body (a title past 200
+    characters, 400 there): exit 2 naming it, and the first fight is not made either (it was made, its GM's link
+    never shown, and said "given when it was made" ever after: a reviewer)."""
+    from omen_core.store import SqliteStore
+
+    (tmp_path / "lib.toml").write_text(LIBRARY)
+    (tmp_path / "ditch.toml").write_text(SCENARIO)
+    (tmp_path / "long.toml").write_text(SCENARIO.replace('id = "ditch"', 'id = "long"').replace(
+        'title = "The Goblin Ditch"', f'title = "{"x" * 201}"'))
+    done = subprocess.run([sys.executable, "-m", "omen_cli", "serve", "--store", f"sqlite:///{tmp_path / 'e.db'}",
+                           "--port", str(free_port()), "--scenario", str(tmp_path / "ditch.toml"), "--scenario",
+                           str(tmp_path / "long.toml")], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and "long.toml: as a POST /fights body:" in done.stderr, done.stdout + done.stderr
+    assert "$.title" in done.stderr and "#token=" not in done.stdout
+    store = SqliteStore(tmp_path / "e.db")
+    assert store.fights() == []
+    store.close()
+
 def test_serve_scenario_names_the_file_and_line_the_rules_refuse(tmp_path: Path) -> None:
     """omen serve --scenario with a library ability the rules refuse (a condition the ruleset lacks, C28): exit 2,
     one line naming the library file and its line, as omen run names it (it named the request's
