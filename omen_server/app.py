@@ -85,6 +85,8 @@ from . import guard
 from .keep import PENDING, AnyKeep, Founding, Seat, token_hash
 from .limits import (
     EVENTS_PAGE,
+    FIGHT_IDLE,
+    FIGHTS_HELD,
     FIGHTS_PAGE,
     IDEMPOTENCY_WAIT,
     MAX_BODY_BYTES,
@@ -779,13 +781,7 @@ def _errors(*statuses: int) -> dict[int, ResponseSpec]:
 
 SEATS_HELD = 100_000  # seats a server remembers (a few hundred bytes each) before it reads them again
 SEAT_TTL = 2.0  # seconds a seat read from the keep is trusted (a revoked token is refused by every server after it)
-#: How long a server process holds a fight no request or stream has asked for (each its state, options and views: a
-#: few MB for a fight of hundreds of events), in seconds, and how many it holds at most: an idle one, or past them
-#: the one used least recently, is forgotten, and loaded again from the store when it is next asked for (a
-#: convention's server grew by every fight it had served, for good: an operator tester). A table page's live
-#: stream looks at its fight every second, so a fight with a page open is held.
-FIGHT_IDLE = 600.0
-FIGHTS_HELD = 256
+
 
 
 #: How :class:`Fights` finds the command staged for dice in a fight, as a seat sees it (None: none staged):

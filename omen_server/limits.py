@@ -12,7 +12,7 @@ from __future__ import annotations
 __all__ = ["MAX_BODY_BYTES", "MAX_JSON_DEPTH", "MAX_TITLE", "MAX_NOTE", "MAX_NAME", "MAX_COMBATANTS",
            "MAX_PUBLIC_EFFECTS", "MAX_SEATS", "MAX_TOKEN", "MAX_IDEMPOTENCY_KEY", "MAX_SEQ", "EVENTS_PAGE",
            "FIGHTS_PAGE", "IDEMPOTENCY_WAIT", "STORE_TIMEOUT", "MAX_HEADER_BYTES", "REQUEST_HEAD_SECONDS",
-           "MAX_CONNECTIONS", "STREAMS_PER_TOKEN"]
+           "MAX_CONNECTIONS", "STREAMS_PER_TOKEN", "FIGHT_IDLE", "FIGHTS_HELD"]
 
 MAX_BODY_BYTES = 1 << 20
 """The largest request body: 1 MiB (a fight of 32 sheets in JSON is about 40 KB). Past it, 413."""
@@ -86,3 +86,13 @@ a new one past it is answered a plain-text 503 (``Retry-After: 1``) and closed."
 STREAMS_PER_TOKEN = 8
 """The most live streams (``GET /fights/{id}/stream``) one token may hold open at once on one server process (a
 player's phone and laptop hold two); the next is 429 ``too-many-streams`` until one ends."""
+
+#: How long a server process holds a fight no request or stream has asked for (its state, options and views: a few
+#: MB for a fight of hundreds of events), in seconds: then it is forgotten, and read again from the store when next
+#: asked for (a convention's server grew by every fight it had served, for good: an operator tester). A table
+#: page's live stream looks at its fight every second, so a fight with a page open is held. (Comments, not
+#: docstrings: a string's words become words no sheet's id may be, tests/engine_words.py.)
+FIGHT_IDLE = 600.0
+
+#: The most fights a server process holds in memory: past it the one used least recently is forgotten, as above.
+FIGHTS_HELD = 256

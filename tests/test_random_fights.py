@@ -352,12 +352,15 @@ def test_explain_names_each_live_action_and_lists_exactly_its_dice(rf: RandomFig
 def test_explain_explains_every_seq_of_a_fight_whose_attacks_an_ability_answers(rf: RandomFight) -> None:
     """Every seq of a log explains, every combatant able to strike back at a melee miss with Counter Strike (C38, an
     ``attack_declared`` with ``reaction = "ability"``: it raised KeyError: 'ability'); an action explained from any
-    of its events is the same explanation, and an ability's attack names the attack it answers."""
+    of its events, or from the command that declared or answered it, is the same explanation (the command's first
+    verdict says it was asked), and an ability's attack names the attack it answers."""
     records = rf.records
     said: dict[int, Explanation] = {}
     for rec in records:
         found = explain_records(records, rec.seq, rf.seed)
-        if found.kind == "attack":
+        if found.kind == "attack":  # (a command's seq explains its action, its first verdict saying which was asked)
+            if found.verdicts and found.verdicts[0].startswith(f"seq {rec.seq} is the command "):
+                found = msgspec.structs.replace(found, verdicts=found.verdicts[1:])
             assert said.setdefault(found.seq, found) == found, f"seq {rec.seq}"
         decl = rec.event
         if isinstance(decl, AttackDeclared) and decl.reaction == "ability":
