@@ -197,9 +197,11 @@ def validated(command: Command, memo: CommandMemo | None = None) -> Command:
     if b'"origin"' in text or b'"owner"' in text:  # perhaps a modifier claiming what made it: the engine's word
         where = first_field(checked, _claimed_origin)
         if where is not None:
-            raise InvalidCommand(tag, where, "a command's modifier is situational (the GM's word): what made a term "
-                                             "(a condition, an ability) and whose it is are recorded by the engine, "
-                                             "not given; give its source and value alone")
+            raise RuleViolation("C5", f"{tag}: a command's modifier is situational (the GM's word): what made a "
+                                      "term (a condition, an ability) and whose it is are recorded by the engine, not "
+                                      "given; give its source and value alone", field=where)
+            # (a 422: the schema a client reads allows the field, which only the engine fills in; it was a 400, and
+            # a conformance client sending what the schema allows read it as a schema the server does not keep)
     if digit_run(text):  # 16 digits or more somewhere: perhaps a whole number past every JSON reader's
         where = beyond_whole(msgspec.json.decode(text))
         if where is not None:

@@ -497,9 +497,10 @@ class TestValidated:
                                                    ({"origin": "ability:Taunt", "owner": "kael"}, "origin")])
     def test_a_commands_modifier_claiming_what_made_it_is_refused(self, given: dict[str, str], field: str) -> None:
         """A command's modifiers are the GM's situational word (docs/events.md, "Every total's terms"): one giving
-        an ``origin`` (a condition's, an ability's) or an ``owner`` is refused at its path, nothing written; the
-        same modifier without them is taken."""
-        from omen_core.errors import InvalidCommand
+        an ``origin`` (a condition's, an ability's) or an ``owner`` is refused at its path (C5, a 422 over HTTP: the
+        schema allows the field, which the engine fills in), nothing written; the same modifier without them is
+        taken."""
+        from omen_core.errors import RuleViolation
         from omen_core.parts import Modifier
 
         fight = Fight.start(MemoryStore(), "f", dice=ScriptedDice([4]), combatants=[sheet("kael")])
@@ -507,9 +508,9 @@ class TestValidated:
         claimed = StaticCheck(check=CheckSpec(who="kael", attribute="STR", modifiers=(
             Modifier(source="slick stones", value=-1), Modifier(source="slick stones", value=-1, **given))),
             difficulty=5)
-        with pytest.raises(InvalidCommand) as info:
+        with pytest.raises(RuleViolation) as info:
             fight.execute(claimed)
-        assert info.value.path == f"$.check.modifiers[1].{field}" and "situational" in info.value.reason
+        assert info.value.facts["field"] == f"$.check.modifiers[1].{field}" and "situational" in str(info.value)
         assert list(fight.store.read("f")) == before
         fight.execute(StaticCheck(check=CheckSpec(who="kael", attribute="STR", modifiers=(
             Modifier(source="slick stones", value=-1),)), difficulty=5))
