@@ -94,9 +94,7 @@ def setup_link(host: str, port: int, create_token: str) -> str:
     >>> setup_link("0.0.0.0", 8000, "omen_create_abc")
     'http://127.0.0.1:8000/#create=omen_create_abc'
     """
-    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
-    where = f"[{host}]" if ":" in host else host
-    return f"http://{where}:{port}/#create={create_token}"
+    return f"{_origin(host, port)}/#create={create_token}"
 
 
 def _origin(host: str, port: int) -> str:

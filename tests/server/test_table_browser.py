@@ -1029,10 +1029,7 @@ def test_the_gm_sets_up_a_fight_from_sheets_and_a_ruleset_written_in_toml(tmp_pa
                 assert server.call("GET", "/fights")[1]["fights"] == []
                 gm.fill("#setup-json", vesh)
                 gm.click("#setup button[type=submit]")
-                link = gm.locator("#gm-link")
-                expect(link).to_be_visible()
-                fight = str(link.get_attribute("href")).split("/table/")[1].split("#")[0]
-                token = str(link.get_attribute("href")).split("#token=")[1]
+                fight, token = gm_link(gm)
                 status, state = server.call("GET", f"/fights/{fight}/state", token=token)
                 assert status == 200, state
                 assert sorted(c["id"] for c in state["combatants"]) == ["kael", "vesh"], state["combatants"]
@@ -1123,10 +1120,7 @@ def test_the_gm_chooses_sheet_files_and_an_ability_library_and_the_samples_step_
                 assert server.call("GET", "/fights")[1]["fights"] == []
                 gm.fill("#setup-json", "")
                 gm.click("#setup button[type=submit]")
-                link = gm.locator("#gm-link")
-                expect(link).to_be_visible()
-                fight = str(link.get_attribute("href")).split("/table/")[1].split("#")[0]
-                token = str(link.get_attribute("href")).split("#token=")[1]
+                fight, token = gm_link(gm)
                 status, state = server.call("GET", f"/fights/{fight}/state", token=token)
                 assert status == 200 and sorted(c["id"] for c in state["combatants"]) == ["grell", "tamsin"], state
                 status, table = server.send("GET", f"/fights/{fight}/table", token=token)
@@ -2032,3 +2026,13 @@ def test_a_double_press_on_create_makes_one_fight_and_the_button_says_another_is
                 browser.close()
     finally:
         server.stop()
+
+
+def gm_link(page: Any) -> tuple[str, str]:
+    """The fight id and the GM's token of the GM's link the set-up page shows once a fight is made."""
+    from playwright.sync_api import expect
+
+    link = page.locator("#gm-link")
+    expect(link).to_be_visible()
+    href = str(link.get_attribute("href"))
+    return href.split("/table/")[1].split("#", maxsplit=1)[0], href.split("#token=")[1]
